@@ -1,0 +1,136 @@
+"""Configuration: conf/*.yaml merged, then --conf FILE, then KAFKA_RECON__SECTION__KEY env vars, then --set.
+
+Typed by example: every key a user sets must exist in the packaged defaults and keep its type, so a typo
+or a wrong type fails at start-up with a message naming the key, not in the middle of a Spark job.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional
+
+import yaml
+
+ENV_PREFIX = "KAFKA_RECON__"
+
+
+class ConfigError(ValueError):
+    """A configuration value is unknown or has the wrong type."""
+
+
+def default_conf_dir() -> Path:
+    """The conf/ folder: $KAFKA_RECON_CONF_DIR, else the repo's conf/ next to jobs/, else the packaged copy."""
+    env = os.environ.get("KAFKA_RECON_CONF_DIR")
+    if env:
+        return Path(env)
+    repo = Path(__file__).resolve().parent.parent / "conf"
+    if repo.is_dir():
+        return repo
+    return Path(__file__).resolve().parent / "conf"  # wheel: conf/ copied into jobs/conf by the build
+
+
+class Config(dict):
+    """A nested dict with attribute access (``cfg.spark.master``) and dotted lookup (``cfg.get_path``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            value = self[name]
+        except KeyError:
+            raise AttributeError(f"no config key {name!r}; known: {sorted(self)}") from None
+        return Config(value) if isinstance(value, dict) else value
+
+    def get_path(self, dotted: str, default: Any = None) -> Any:
+        node: Any = self
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+
+def _merge(base: dict, override: Mapping, where: str, strict: bool) -> None:
+    for key, value in override.items():
+        if strict and key not in base:
+            raise ConfigError(f"{where}: unknown key {key!r}; known keys here: {sorted(base)}")
+        if key in base and isinstance(base[key], dict) and isinstance(value, Mapping):
+            # free-form maps (like spark.extra_conf) accept new keys
+            _merge(base[key], value, f"{where}.{key}", strict and bool(base[key]))
+            continue
+        if strict and key in base and base[key] is not None and value is not None:
+            value = _coerce(value, base[key], f"{where}.{key}")
+        base[key] = copy.deepcopy(value)
+
+
+def _coerce(value: Any, like: Any, where: str) -> Any:
+    if isinstance(like, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        raise ConfigError(f"{where}: expected true/false, got {value!r}")
+    if isinstance(like, int) and not isinstance(like, bool):
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: expected an integer, got {value!r}") from None
+    if isinstance(like, float):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: expected a number, got {value!r}") from None
+    if isinstance(like, str):
+        if isinstance(value, (dict, list)):
+            raise ConfigError(f"{where}: expected text, got {type(value).__name__}")
+        return str(value)
+    if isinstance(like, list) and not isinstance(value, list):
+        raise ConfigError(f"{where}: expected a list, got {value!r}")
+    return value
+
+
+def _parse_scalar(text: str) -> Any:
+    return yaml.safe_load(text) if text.strip() else ""
+
+
+def load_config(
+    conf_file: Optional[str] = None,
+    overrides: Iterable[str] = (),
+    env: Optional[Mapping[str, str]] = None,
+    conf_dir: Optional[Path] = None,
+) -> Config:
+    """Load the merged configuration.
+
+    :param conf_file: a user YAML file (``--conf``); keys must exist in the defaults.
+    :param overrides: ``section.key=value`` strings (``--set``), applied last.
+    :param env: environment (defaults to ``os.environ``); ``KAFKA_RECON__STORAGE__ROOT=/x`` sets storage.root.
+    """
+    folder = conf_dir or default_conf_dir()
+    files = sorted(folder.glob("*.yaml"), key=lambda p: (p.name != "default.yaml", p.name))
+    if not files:
+        raise ConfigError(f"no conf/*.yaml found in {folder}")
+    merged: dict = {}
+    for path in files:
+        data = yaml.safe_load(path.read_text()) or {}
+        _merge(merged, data, path.name, strict=False)
+    if conf_file:
+        data = yaml.safe_load(Path(conf_file).read_text()) or {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{conf_file}: expected a mapping at the top level")
+        _merge(merged, data, str(conf_file), strict=True)
+    for key, value in (os.environ if env is None else env).items():
+        if key.startswith(ENV_PREFIX):
+            path = [p.lower() for p in key[len(ENV_PREFIX):].split("__")]
+            _merge(merged, _nest(path, _parse_scalar(value)), f"env {key}", strict=True)
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set expects section.key=value, got {item!r}")
+        dotted, value = item.split("=", 1)
+        _merge(merged, _nest(dotted.strip().split("."), _parse_scalar(value)), f"--set {dotted}", strict=True)
+    return Config(merged)
+
+
+def _nest(path: list, value: Any) -> dict:
+    out: Any = value
+    for part in reversed(path):
+        out = {part: out}
+    return out

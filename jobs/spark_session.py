@@ -1,0 +1,78 @@
+"""The one Spark session factory.
+
+Reuses an existing session (spark-submit, Databricks, notebooks) and only adds local settings when it
+creates one itself: local[*], UTC, Arrow on, quiet logs, a driver heap that suits a 2-core / 24 GiB box,
+few shuffle partitions, and PYSPARK_PYTHON pointing at this interpreter so Python workers use the venv.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from typing import Mapping, Optional
+
+from .config import Config
+
+
+class JavaMissingError(RuntimeError):
+    """Java 17+ is needed to run Spark locally."""
+
+
+def check_java(min_major: int = 17) -> str:
+    """Return ``java -version`` text, or raise with what to install."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    hint = (f"kafka-recon runs Spark locally and needs Java {min_major}: install it "
+            f"(Debian/Ubuntu: `apt-get install openjdk-{min_major}-jre-headless`) or set JAVA_HOME.")
+    if not java or not os.path.exists(java):
+        raise JavaMissingError(f"No java found on PATH or JAVA_HOME. {hint}")
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    text = (out.stderr or out.stdout).strip()
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', text)
+    major = int(match.group(1)) if match else 0
+    if major == 1 and match and match.group(2):
+        major = int(match.group(2))
+    if major < min_major:
+        raise JavaMissingError(f"Found Java {major or '?'} at {java} ({text.splitlines()[0] if text else ''}). {hint}")
+    return text
+
+
+def get_spark(cfg: Optional[Config] = None, extra_conf: Optional[Mapping[str, str]] = None, master: Optional[str] = None):
+    """An existing active session, else a new one configured from ``cfg.spark``."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    spark_cfg = (cfg or {}).get("spark", {}) if cfg is not None else {}
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    local = (master or spark_cfg.get("master", "local[*]")).startswith("local")
+    if local:
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
+    if "SPARK_HOME" not in os.environ and not os.environ.get("DATABRICKS_RUNTIME_VERSION"):
+        check_java()
+    builder = (
+        SparkSession.builder.appName(spark_cfg.get("app_name", "kafka-recon"))
+        .master(master or os.environ.get("KAFKA_RECON_SPARK_MASTER") or spark_cfg.get("master", "local[*]"))
+        .config("spark.driver.memory", spark_cfg.get("driver_memory", "6g"))
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.shuffle.partitions", str(spark_cfg.get("shuffle_partitions", 8)))
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        .config("spark.sql.timestampType", "TIMESTAMP_LTZ")
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
+    )
+    if local:
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    for key, value in {**spark_cfg.get("extra_conf", {}), **(extra_conf or {})}.items():
+        builder = builder.config(key, str(value))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(spark_cfg.get("log_level", "WARN"))
+    return spark

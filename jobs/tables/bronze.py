@@ -1,0 +1,233 @@
+"""Bronze tables: what the inputs say, decoded but not interpreted. Every row carries capture_id and run_id."""
+from __future__ import annotations
+
+from .spec import TableSpec, cols
+
+RUN_COLS = (
+    ("capture_id", "string", "the capture this row came from (stable for a re-run of the same capture)"),
+    ("run_id", "string", "the nightly run that wrote the row"),
+)
+
+INGEST_FILES = TableSpec(
+    name="bronze_ingest_files",
+    layer="bronze",
+    description="Every input file seen, with its outcome: ok, or quarantined with the reason. seen = ok + quarantined.",
+    keys=("capture_id", "path"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("path", "string", "path or URI of the file (inside a packed snapshot: pack path + '!' + member path)"),
+        ("file_kind", "string", "meta_properties, partition_metadata, metadata_segment, metadata_snapshot, "
+         "bootstrap_checkpoint, checkpoint, quorum_state, producer_snapshot, txnindex, dump_log_text, "
+         "zk_znodes, zk_log, log_dirs_json, packed_snapshot, data_segment, other"),
+        ("broker_id", "int", "broker the file belongs to, when known"),
+        ("bytes", "long", "file size in bytes (apparent size)"),
+        ("status", "string", "ok | quarantined"),
+        ("error_kind", "string", "udfs.errors kind when quarantined or partly decoded"),
+        ("error_message", "string", "the specific reason"),
+        ("error_offset", "long", "byte offset of the first error"),
+        ("error_line", "int", "1-based line of the first error"),
+        ("rows_produced", "long", "rows this file contributed to bronze tables"),
+    ),
+)
+
+LOG_DIRS = TableSpec(
+    name="bronze_log_dirs",
+    layer="bronze",
+    description="One row per log dir (a folder holding meta.properties).",
+    keys=("capture_id", "log_dir"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("cluster_id", "string", "meta.properties cluster.id"),
+        ("broker_id", "int", "meta.properties node.id (v1) or broker.id (v0), never the folder name"),
+        ("log_dir", "string", "path of the log dir as captured"),
+        ("directory_id", "string", "meta.properties directory.id (base64 Uuid), null when absent"),
+        ("meta_version", "int", "meta.properties version (0 ZooKeeper, 1 KRaft)"),
+        ("host", "string", "host the collector ran on, when known"),
+        ("capture_time", "timestamp", "when the capture was taken"),
+        ("has_metadata_log", "boolean", "holds __cluster_metadata-0"),
+        ("entry_count", "long", "entries at the top of the log dir"),
+        ("error_kind", "string", "set when meta.properties is unreadable or incomplete"),
+        ("error_message", "string", ""),
+    ),
+)
+
+DIR_ENTRIES = TableSpec(
+    name="bronze_dir_entries",
+    layer="bronze",
+    description="Every entry at the top of every log dir, with its parsed name and partition.metadata outcome.",
+    keys=("capture_id", "log_dir", "entry_name"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("cluster_id", "string", ""),
+        ("broker_id", "int", ""),
+        ("log_dir", "string", ""),
+        ("directory_id", "string", "the log dir's directory.id"),
+        ("entry_name", "string", "name of the entry in the log dir"),
+        ("entry_kind", "string", "partition, delete, future, stray, metadata, top_file, non_kafka"),
+        ("is_dir", "boolean", ""),
+        ("topic", "string", "topic parsed from the name (may be cut short in -delete/-stray names)"),
+        ("partition", "int", ""),
+        ("suffix_id", "string", "32-hex unique id of -delete/-future/-stray names"),
+        ("name_error", "string", "why the name is not a Kafka entry (Kafka's own message)"),
+        ("bytes", "long", "sum of file sizes inside the entry (apparent)"),
+        ("segment_count", "int", "number of .log segments"),
+        ("newest_mtime", "timestamp", "newest mtime inside the entry"),
+        ("log_start_offset", "long", "base offset of the oldest segment"),
+        ("newest_segment_offset", "long", "base offset of the newest segment"),
+        ("pm_status", "string", "ok, missing, log_dir_offline, broker_start_fails, not_applicable"),
+        ("pm_message", "string", "what Kafka would log/throw"),
+        ("pm_version", "int", "version read from partition.metadata"),
+        ("topic_id", "string", "topic id from partition.metadata (base64), null when missing or bad"),
+    ),
+)
+
+METADATA_RECORDS = TableSpec(
+    name="bronze_metadata_records",
+    layer="bronze",
+    description="One row per KRaft metadata or control record, from every copy (segment, snapshot, dump text).",
+    keys=("capture_id", "copy_id", "source_file", "offset"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("copy_id", "string", "which copy of the metadata log: broker id + log dir, or the external file"),
+        ("source_broker_id", "int", "broker whose disk held the copy, when known"),
+        ("source_file", "string", ""),
+        ("source_kind", "string", "segment, snapshot, bootstrap, dump_log_text"),
+        ("snapshot_end_offset", "long", "for snapshots: the snapshot id's end offset (exclusive)"),
+        ("offset", "long", "record offset (inside a snapshot: the snapshot's own offset)"),
+        ("batch_base_offset", "long", ""),
+        ("leader_epoch", "int", "partitionLeaderEpoch of the batch"),
+        ("append_time", "timestamp", "batch maxTimestamp as a timestamp"),
+        ("is_control", "boolean", ""),
+        ("record_type", "string", "Kafka's MetadataRecordType name (TOPIC_RECORD, ...) or control type"),
+        ("api_key", "int", ""),
+        ("version", "int", ""),
+        ("payload_json", "string", "Kafka's DumpLogSegments JSON of the data"),
+        ("topic_id", "string", ""),
+        ("topic_name", "string", ""),
+        ("partition_id", "int", ""),
+        ("broker_id", "int", "BrokerId / Id of broker records and ProducerIdsRecord"),
+        ("broker_epoch", "long", ""),
+        ("replicas", "array<int>", ""),
+        ("isr", "array<int>", ""),
+        ("leader", "int", ""),
+        ("removing_replicas", "array<int>", ""),
+        ("adding_replicas", "array<int>", ""),
+        ("directories", "array<string>", ""),
+        ("fenced", "int", "RegisterBroker fenced (1/0) or BrokerRegistrationChange fenced (-1/0/1)"),
+        ("next_producer_id", "long", "ProducerIdsRecord NextProducerId"),
+        ("feature_name", "string", ""),
+        ("feature_level", "int", ""),
+        ("zk_migration_state", "int", ""),
+        ("config_resource_type", "int", ""),
+        ("config_resource_name", "string", ""),
+        ("config_name", "string", ""),
+        ("config_value", "string", ""),
+        ("record_hash", "string", "hash of type, version and payload: compares copies"),
+        ("error_kind", "string", "set when this record could not be decoded (kept, never dropped)"),
+        ("error_message", "string", ""),
+    ),
+)
+
+METADATA_COPIES = TableSpec(
+    name="bronze_metadata_copies",
+    layer="bronze",
+    description="Per copy of the metadata log: where it starts and ends, whether it is the authoritative one, "
+    "and the first offset where it disagrees with it.",
+    keys=("capture_id", "copy_id"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("copy_id", "string", ""),
+        ("source_broker_id", "int", ""),
+        ("snapshot_end_offset", "long", "end offset of the newest snapshot of this copy (null if none)"),
+        ("first_offset", "long", "first log offset present"),
+        ("last_offset", "long", "last log offset present"),
+        ("records", "long", ""),
+        ("is_authoritative", "boolean", "the longest consistent copy"),
+        ("diverges_at_offset", "long", "first offset whose record differs from the authoritative copy"),
+        ("gap_after_offset", "long", "a hole in offsets after this offset, if any"),
+    ),
+)
+
+PRODUCER_STATES = TableSpec(
+    name="bronze_producer_states",
+    layer="bronze",
+    description="Producer-state snapshot entries and transactional batch producer ids found on brokers.",
+    keys=("capture_id", "log_dir", "entry_name", "source_file", "producer_id"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("broker_id", "int", ""),
+        ("log_dir", "string", ""),
+        ("entry_name", "string", "partition dir holding the snapshot"),
+        ("topic", "string", ""),
+        ("partition", "int", ""),
+        ("topic_id", "string", ""),
+        ("source_file", "string", ""),
+        ("source_kind", "string", "producer_snapshot or batch_header"),
+        ("snapshot_offset", "long", "offset in the snapshot's name"),
+        ("producer_id", "long", ""),
+        ("producer_epoch", "int", ""),
+        ("last_sequence", "int", ""),
+        ("last_offset", "long", ""),
+        ("timestamp", "timestamp", "last write time for this producer"),
+        ("coordinator_epoch", "int", ""),
+        ("current_txn_first_offset", "long", ""),
+    ),
+)
+
+ZK_EVENTS = TableSpec(
+    name="bronze_zk_events",
+    layer="bronze",
+    description="ZooKeeper-mode facts: znodes from a znode dump and events from controller/server/state-change logs.",
+    keys=("capture_id", "source_file", "seq"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("source_file", "string", ""),
+        ("source_kind", "string", "znode_dump, controller_log, server_log, state_change_log"),
+        ("seq", "long", "line number, or znode index in the dump"),
+        ("event_time", "timestamp", "log line time or znode mtime"),
+        ("event_type", "string", "topic_znode, partition_state, delete_marker, producer_id_block, migration, "
+         "topic_created, topic_deletion_started, topic_deletion_halted, topic_deletion_completed, "
+         "producer_id_block_acquired, log_renamed_for_delete, log_deleted, ..."),
+        ("zk_path", "string", ""),
+        ("topic_name", "string", ""),
+        ("topic_id", "string", ""),
+        ("partition", "int", ""),
+        ("broker_id", "int", "broker the event concerns (block owner, log line's broker)"),
+        ("replicas", "array<int>", ""),
+        ("block_start", "long", ""),
+        ("block_end", "long", ""),
+        ("zk_version", "int", "znode stat version"),
+        ("payload_json", "string", "znode data or the parsed fields as JSON"),
+        ("message", "string", "the raw log line or znode path"),
+    ),
+)
+
+REPORTED_REPLICAS = TableSpec(
+    name="bronze_reported_replicas",
+    layer="bronze",
+    description="kafka-log-dirs --describe JSON: what each broker reports per log dir and partition.",
+    keys=("capture_id", "broker_id", "log_dir", "topic", "partition", "is_future"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("source_file", "string", ""),
+        ("broker_id", "int", ""),
+        ("log_dir", "string", ""),
+        ("log_dir_error", "string", ""),
+        ("topic", "string", ""),
+        ("partition", "int", ""),
+        ("size", "long", ""),
+        ("offset_lag", "long", ""),
+        ("is_future", "boolean", ""),
+    ),
+)
+
+TABLES = (INGEST_FILES, LOG_DIRS, DIR_ENTRIES, METADATA_RECORDS, METADATA_COPIES, PRODUCER_STATES, ZK_EVENTS,
+          REPORTED_REPLICAS)

@@ -1,0 +1,42 @@
+"""Shared fixtures: one Spark session for the whole run (quinn-style), paths to copied real fixtures."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+os.environ.setdefault("TZ", "UTC")
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def devsample_dir() -> Path:
+    return FIXTURES / "kafka-devsample"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local session, 2 cores, 1 shuffle partition, UI off, UTC."""
+    from jobs.spark_session import get_spark
+
+    session = get_spark(
+        master=os.environ.get("KAFKA_RECON_TEST_MASTER", "local[2]"),
+        extra_conf={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.speculation": "false",
+            "spark.driver.memory": "4g",
+            "spark.default.parallelism": "2",
+        },
+    )
+    yield session
+    session.stop()
