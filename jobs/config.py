@@ -129,7 +129,13 @@ def load_config(
     return Config(merged)
 
 
+FREE_FORM_MAPS = (("spark", "extra_conf"),)  # their keys contain dots themselves (spark.executor.memory)
+
+
 def _nest(path: list, value: Any) -> dict:
+    for prefix in FREE_FORM_MAPS:
+        if tuple(path[: len(prefix)]) == prefix and len(path) > len(prefix) + 1:
+            path = [*prefix, ".".join(path[len(prefix):])]
     out: Any = value
     for part in reversed(path):
         out = {part: out}

@@ -32,6 +32,7 @@ KINDS = frozenset(
         "unknown_api_key",
         "unknown_version",
         "value_too_large",
+        "invalid_tag",            # a known tagged field in a version where it is not valid ("Tag N is not valid")
         # files and text sources
         "empty_file",
         "malformed_line",
@@ -43,6 +44,16 @@ KINDS = frozenset(
         "unrecognised_file",
         "io_error",
         "unsafe_path",
+        "dump_log_error",         # kafka-dump-log printed "Error at <offset>, skipping. <msg>" with a cause we cannot map
+        # packed snapshots (udfs/collector.py PACK_ERROR_KINDS; also uses bad_json, bad_version, unsafe_path,
+        # decompression_bomb, garbage_after_frame, io_error)
+        "bad_header",       # first line is not a kafka-recon-pack header
+        "bad_entry",        # entry/part line with missing or mistyped fields
+        "unsafe_member",    # content on a symlink/dir/device member, or a log-dir entry that is not a dir
+        "truncated_pack",   # gzip cut short, unterminated last line, or no trailer
+        "corrupt_pack",     # gzip CRC/format error
+        "count_mismatch",   # trailer counts disagree with the lines read
+        "too_many_errors",  # reader gave up after its error cap
     }
 )
 

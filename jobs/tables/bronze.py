@@ -19,7 +19,7 @@ INGEST_FILES = TableSpec(
         ("path", "string", "path or URI of the file (inside a packed snapshot: pack path + '!' + member path)"),
         ("file_kind", "string", "meta_properties, partition_metadata, metadata_segment, metadata_snapshot, "
          "bootstrap_checkpoint, checkpoint, quorum_state, producer_snapshot, txnindex, dump_log_text, "
-         "zk_znodes, zk_log, log_dirs_json, packed_snapshot, data_segment, other"),
+         "zk_znodes, zk_log, log_dirs_json, packed_snapshot, data_segment, index, capture_record, other"),
         ("broker_id", "int", "broker the file belongs to, when known"),
         ("bytes", "long", "file size in bytes (apparent size)"),
         ("status", "string", "ok | quarantined"),
@@ -96,6 +96,7 @@ METADATA_RECORDS = TableSpec(
         ("source_broker_id", "int", "broker whose disk held the copy, when known"),
         ("source_file", "string", ""),
         ("source_kind", "string", "segment, snapshot, bootstrap, dump_log_text"),
+        ("section", "string", "what the records belong to, whatever the source form: log, snapshot, bootstrap"),
         ("snapshot_end_offset", "long", "for snapshots: the snapshot id's end offset (exclusive)"),
         ("offset", "long", "record offset (inside a snapshot: the snapshot's own offset)"),
         ("batch_base_offset", "long", ""),
@@ -129,6 +130,8 @@ METADATA_RECORDS = TableSpec(
         ("record_hash", "string", "hash of type, version and payload: compares copies"),
         ("error_kind", "string", "set when this record could not be decoded (kept, never dropped)"),
         ("error_message", "string", ""),
+        ("in_authoritative_sequence", "boolean", "part of the one authoritative sequence: the authoritative "
+         "copy's log records, plus the snapshot its log starts from when the log does not reach offset 0"),
     ),
 )
 
@@ -150,6 +153,10 @@ METADATA_COPIES = TableSpec(
         ("is_authoritative", "boolean", "the longest consistent copy"),
         ("diverges_at_offset", "long", "first offset whose record differs from the authoritative copy"),
         ("gap_after_offset", "long", "a hole in offsets after this offset, if any"),
+        ("sequence_snapshot_end_offset", "long", "authoritative copy: end offset of the snapshot the authoritative "
+         "sequence starts from (null when its log starts at offset 0)"),
+        ("source_kind", "string", "segment (a broker's __cluster_metadata-0), dump_log_text, or external files"),
+        ("log_dir", "string", "log dir holding the copy, when it is on a broker's disk"),
     ),
 )
 

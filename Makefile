@@ -1,0 +1,56 @@
+# kafka-recon: `make demo` runs the job on the demo fleet, `make test` runs the tests.
+# Both create .venv and install what they need from a fresh clone (Python 3.11, Java 17, make).
+
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+
+.PHONY: demo test test-fast bench fuzz lint clean venv java chromium local-cluster
+
+$(PY):
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (python3.11 not found; set PYTHON=...)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(PY) pyproject.toml
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[dev]'
+	rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+venv: $(STAMP)
+
+java:
+	@$(PY) -c "from jobs.spark_session import check_java; check_java()" >/dev/null || exit 1
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the report browser tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+	  (sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); }
+
+demo: $(STAMP) java
+	$(VENV)/bin/kafka-recon demo --out demo-out
+
+test: $(STAMP) java chromium
+	$(VENV)/bin/pytest -q -p no:cacheprovider
+
+test-fast: $(STAMP)
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/unit
+
+bench: $(STAMP) java
+	$(PIP) install -q -e '.[dev,bench]'
+	$(PY) -m bench.run_all
+
+fuzz: $(STAMP)
+	$(PIP) install -q -e '.[dev,fuzz]'
+	$(PY) -m tests.fuzz.run_fuzz --executions 1000000
+
+local-cluster: $(STAMP) java
+	KAFKA_RECON_LOCAL_CLUSTER=1 $(VENV)/bin/pytest -q -p no:cacheprovider tests/integration/test_local_cluster.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check jobs udfs tests
+
+clean:
+	rm -rf $(VENV) demo-out kafka-recon-tables kafka-recon-out .pytest_cache

@@ -1,0 +1,41 @@
+"""``kafka-recon``: one console script, one sub-command per entry point.
+
+Sub-commands import their module lazily so that ``decode``, ``simulate`` and ``collect`` start in
+milliseconds and never load Spark.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Callable, Dict, List, Optional, Tuple
+
+COMMANDS: Dict[str, Tuple[str, str]] = {
+    "nightly": ("jobs.nightly", "ingest -> reconcile -> data quality -> report, for one or more captures"),
+    "simulate": ("jobs.simulate.command", "write a simulated Kafka fleet capture with known problems"),
+    "collect": ("udfs.collector", "pack a broker's log dirs into one snapshot file (read-only)"),
+    "decode": ("jobs.decode_command", "print every record of metadata segments/snapshots/dump-log text as JSON lines"),
+    "demo": ("jobs.demo", "simulate the demo fleet and run the nightly job on it"),
+}
+
+USAGE = "usage: kafka-recon <command> [options]\n\ncommands:\n" + "\n".join(
+    f"  {name:<9} {doc}" for name, (_, doc) in COMMANDS.items()
+) + "\n\nRun `kafka-recon <command> --help` for a command's options."
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"kafka-recon: unknown command {name!r}\n\n{USAGE}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    entry: Callable[[List[str]], int] = getattr(module, "main")
+    code = entry(rest)
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""``kafka-recon decode FILE...``: print every KRaft metadata record of each file as one JSON object per line.
+
+Run::
+
+    kafka-recon decode __cluster_metadata-0/00000000000000000000.log
+    python -m jobs.decode_command [decode] FILE...
+
+Accepted files: metadata log segments (``.log``), snapshots (``<offset>-<epoch>.checkpoint``),
+``bootstrap.checkpoint``, and text saved from ``kafka-dump-log.sh --cluster-metadata-decoder`` (parsed by
+``udfs.dump_log_text``). Each line is ``MetadataRecord.as_json_line()``:
+``{"offset":…,"type":…,"version":…,"data":{…}}``, plus ``"control":true`` for control records and
+``"error":{kind,message,offset,line}`` for anything that could not be decoded. With several files, each line
+also names its ``"file"``. Exit status: 0 when every file could be read, 1 when one could not, 2 on usage.
+
+No Spark here: this is the quick look a person runs on one broker's files.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Iterator, Optional, Sequence, TextIO
+
+from udfs.errors import DecodeError
+from udfs.metadata_record import MetadataRecord
+
+USAGE = "usage: kafka-recon decode FILE [FILE...]"
+_TEXT_MARKERS = (b"Dumping ", b"# kafka.tools", b"baseOffset:", b"| offset:", b"Log starting offset",
+                 b"Snapshot end offset", b"KRaft bootstrap snapshot", b" payload:", b"{\"type\"")
+
+
+def file_kind(path: Path) -> Optional[str]:
+    """``"binary"`` for segments and snapshots, ``"text"`` for saved dump-log output, None if neither."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return None
+    if path.suffix in (".log", ".checkpoint"):
+        return "binary"
+    if head.lstrip().startswith(_TEXT_MARKERS):
+        return "text"
+    return None
+
+
+def _error_record(kind: str, message: str) -> MetadataRecord:
+    return MetadataRecord(offset=-1, batch_base_offset=-1, batch_last_offset=-1, leader_epoch=-1, timestamp=-1,
+                          is_control=False, type=None, api_key=None, version=None, data=None,
+                          error=DecodeError(kind, message))
+
+
+def records_of(path: Path) -> Iterator[MetadataRecord]:
+    """The records of one file, or a single error record saying why it could not be read."""
+    kind = file_kind(path)
+    if kind is None:
+        if not path.is_file():
+            yield _error_record("io_error", f"cannot read {path}: not a readable file")
+        else:
+            yield _error_record("unrecognised_file", f"{path.name} is neither a metadata segment, a snapshot, "
+                                                     "nor kafka-dump-log text")
+        return
+    if kind == "binary":
+        from udfs.metadata_log import iter_metadata_records
+
+        yield from iter_metadata_records(path)
+        return
+    from udfs.dump_log_text import iter_dump_log_records  # written separately; imported only when needed
+
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        yield from iter_dump_log_records(fh)
+
+
+def write_records(paths: Sequence[Path], out: TextIO) -> int:
+    """Write JSON lines for every file; returns the exit status."""
+    status = 0
+    for path in paths:
+        for record in records_of(path):
+            line = record.as_json_line()
+            if len(paths) > 1:
+                line["file"] = str(path)
+            if record.offset == -1 and record.error is not None and record.error.kind in ("io_error",
+                                                                                          "unrecognised_file"):
+                status = 1
+            out.write(json.dumps(line, separators=(",", ":"), ensure_ascii=False))
+            out.write("\n")
+    return status
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "decode":
+        args = args[1:]
+    if not args or any(a in ("-h", "--help") for a in args):
+        print(USAGE, file=sys.stderr if not args else sys.stdout)
+        return 2 if not args else 0
+    try:
+        return write_records([Path(a) for a in args], sys.stdout)
+    except BrokenPipeError:  # e.g. piped into `head`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Executor-side entry point: a partition of work units (log dirs, packs, loose files) -> tagged Arrow batches.
+
+Runs inside ``mapInArrow``: every input file is opened here, through the collector's walker (local disks)
+or pyarrow.fs (URIs), never on the driver. A unit that breaks in an unexpected way is quarantined as a
+whole; the task, and so the run, goes on.
+"""
+from __future__ import annotations
+
+import os
+import traceback
+from typing import Any, Callable, Dict, Iterable, Iterator
+
+import pyarrow as pa
+
+from udfs import collector
+
+from .arrow_walk_fs import ArrowWalkFs
+from .filesystems import join, open_root
+from .log_dir_rows import FILES, DecodeOptions, decode_entries
+from .loose_files import LooseFile, decode_loose, parse_time
+from .tagged_rows import RowSink
+
+UNIT_DDL = "kind string, root string, path string, display string, size long, headless boolean"
+
+# PackError kinds (udfs.collector) -> udfs.errors kinds for bronze_ingest_files.error_kind
+PACK_ERROR_KINDS = {
+    "bad_header": "unrecognised_file", "bad_version": "bad_version", "bad_json": "bad_json",
+    "bad_entry": "malformed_line", "unsafe_path": "unsafe_path", "unsafe_member": "unsafe_path",
+    "decompression_bomb": "decompression_bomb", "truncated_pack": "truncated_batch",
+    "corrupt_pack": "decompression_failed", "count_mismatch": "record_count_mismatch",
+    "garbage_after_frame": "garbage_after_frame", "io_error": "io_error", "too_many_errors": "malformed_line",
+}
+CONTENT_TABLES = ("bronze_log_dirs", "bronze_dir_entries", "bronze_metadata_records", "bronze_producer_states",
+                  "bronze_zk_events", "bronze_reported_replicas")
+
+
+def is_local(root: str) -> bool:
+    return "://" not in root
+
+
+def walk_options(options: DecodeOptions) -> collector.CollectOptions:
+    """Raw trees embed what a pack with ``--include-metadata-log`` embeds, under the configured caps."""
+    return collector.CollectOptions(max_file_bytes=options.max_embedded_file_bytes, include_metadata_log=True,
+                                    max_metadata_file_bytes=options.max_metadata_file_bytes)
+
+
+def _opener(root: str, folder: str) -> Callable[[str], Any]:
+    """``relative path -> binary file`` inside ``folder`` (a log dir), for files the walk did not embed."""
+    if is_local(root):
+        return lambda rel: open(os.path.join(folder, rel), "rb")
+    filesystem, _ = open_root(root)
+    return lambda rel: filesystem.open_input_file(join(folder, rel))
+
+
+def decode_log_dir_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions) -> Iterator[pa.RecordBatch]:
+    root, path = unit["root"], unit["path"]
+    walk_fs = collector.default_fs() if is_local(root) else ArrowWalkFs(open_root(root)[0])
+    entries = collector.walk_log_dirs([path], walk_options(options), walk_fs)
+    opener = _opener(root, path)
+    yield from decode_entries(entries, sink, options, display=lambda _: unit["display"],
+                              open_file_for=lambda _: opener, headless=bool(unit["headless"]))
+
+
+def _loose_file(unit: Dict[str, Any]) -> LooseFile:
+    root, path = unit["root"], unit["path"]
+    filesystem, _ = open_root(root)
+    info = filesystem.get_file_info(path)
+    mtime = info.mtime  # aware UTC datetime (or None)
+    if is_local(root):
+        return LooseFile(lambda: open(path, "rb"), unit["display"], info.size, mtime)
+    return LooseFile(lambda: filesystem.open_input_file(path), unit["display"], info.size, mtime)
+
+
+def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions) -> Iterator[pa.RecordBatch]:
+    filesystem, _ = open_root(unit["root"])
+    before = sum(sink.counts[t] for t in CONTENT_TABLES)
+    with filesystem.open_input_stream(unit["path"], compression=None) as stream:
+        reader = collector.read_pack(stream)
+        header = reader.header
+        if header is None and reader.errors and reader.errors[0].kind == "bad_header":
+            reader.close()  # not a pack after all (e.g. a gzipped znode dump named *.jsonl.gz)
+            yield from decode_loose(_loose_file(unit), sink)
+            return
+        if header is not None:
+            moment = parse_time(header.get("capture_time"))
+            if moment is not None:
+                sink.add("_ingest_facts", {"fact": "recorded_capture_time", "source": unit["display"],
+                                           "broker_id": header.get("broker_id"), "time_value": moment})
+            yield from decode_entries(iter(reader), sink, options,
+                                      display=lambda log_dir: f"{unit['display']}!{log_dir}",
+                                      host=header.get("host"))
+        errors = list(reader.errors)
+    rows = sum(sink.counts[t] for t in CONTENT_TABLES) - before
+    first = errors[0] if errors else None
+    sink.add(FILES, {
+        "path": unit["display"], "file_kind": "packed_snapshot", "log_dir": None, "bytes": unit["size"],
+        "status": "quarantined" if first else "ok",
+        "error_kind": PACK_ERROR_KINDS.get(first.kind, "malformed_line") if first else None,
+        "error_message": (f"{first.message}" + (f" (member {first.path})" if first.path else "")
+                          + (f"; {len(errors) - 1} more error(s)" if len(errors) > 1 else "")) if first else None,
+        "error_line": first.line if first else None, "rows_produced": rows,
+    })
+    yield from sink.ready()
+
+
+HANDLERS = {"log_dir": decode_log_dir_unit, "pack": decode_pack_unit,
+            "file": lambda unit, sink, options: decode_loose(_loose_file(unit), sink)}
+
+
+def decode_units(units: Iterable[Dict[str, Any]], options: DecodeOptions) -> Iterator[pa.RecordBatch]:
+    """Rows of every unit, as tagged batches; the per-partition body of ``mapInArrow``."""
+    sink = RowSink(options.batch_rows)
+    for unit in units:
+        try:
+            yield from HANDLERS[unit["kind"]](unit, sink, options)
+        except Exception as exc:  # a bug or an environment failure must not stop the other units
+            message = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"
+            sink.add(FILES, {"path": unit["display"], "file_kind": "other", "log_dir": None, "bytes": unit["size"],
+                             "status": "quarantined", "error_kind": "io_error", "error_message": message[:4000],
+                             "rows_produced": 0})
+        yield from sink.ready()
+    yield from sink.drain()
+
+
+def map_partition(options: DecodeOptions) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function handed to ``DataFrame.mapInArrow`` (closes over plain, picklable options)."""
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def units() -> Iterator[Dict[str, Any]]:
+            for batch in batches:
+                yield from batch.to_pylist()
+        yield from decode_units(units(), options)
+    return run
+
+
+__all__ = ["UNIT_DDL", "DecodeOptions", "decode_units", "map_partition"]

@@ -1,0 +1,107 @@
+"""Driver-side discovery: find the log dirs, packed snapshots and loose files of a capture.
+
+Cheap on purpose: it lists folders level by level and stops at every log dir (a folder holding
+``meta.properties``), so it never lists a replica dir; executors walk each log dir themselves. A folder
+without meta.properties that still holds Kafka's own top-level files (checkpoints, ``.lock``) is handed over
+as a *headless* log dir: the driver does not descend into its replica dirs either, and ingest reports the
+missing meta.properties. Loose files (dump-log text, znode dumps, ZK logs, capture.json, ...) are
+classified on the executors, which can look inside them.
+"""
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Iterable, List, Sequence, Union
+
+from pyarrow import fs as pafs
+
+from .filesystems import normalize_root, open_root, relative
+
+META_PROPERTIES = "meta.properties"
+# Files only Kafka writes at the top of a log dir (kafka-formats.md §1.2): a folder holding one is a log dir.
+KAFKA_TOP_FILES = frozenset({
+    "recovery-point-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint", ".lock", ".kafka_cleanshutdown",
+})
+PACK_SUFFIXES = (".krpack",)  # replaced by the collector's own constant when udfs.collector provides one
+MAX_DEPTH = 32  # a symlink loop must not hang discovery
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One thing an executor ingests: a log dir, a packed snapshot, or a loose file."""
+
+    kind: str  # log_dir | pack | file
+    root: str  # normalized capture root (URI or absolute local path)
+    path: str  # path inside the root's filesystem
+    rel_path: str  # path relative to the root, as shown in the tables
+    size: int = -1  # bytes (files and packs), -1 for folders
+    headless: bool = False  # a log dir without meta.properties
+
+
+def is_pack_name(name: str) -> bool:
+    return name.endswith(PACK_SUFFIXES)
+
+
+def discover(captures: Union[str, Sequence[str]]) -> List[WorkUnit]:
+    """Every work unit of a capture made of one or more roots (folders or single files), sorted by path."""
+    roots = [captures] if isinstance(captures, str) else list(captures)
+    units: List[WorkUnit] = []
+    for raw_root in roots:
+        root = normalize_root(raw_root)
+        units.extend(_discover_root(root))
+    units.sort(key=lambda u: (u.root, u.path))
+    return units
+
+
+def _discover_root(root: str) -> Iterable[WorkUnit]:
+    fs, base = open_root(root)
+    info = fs.get_file_info(base)
+    if info.type == pafs.FileType.NotFound:
+        raise FileNotFoundError(f"capture root not found: {root}")
+    if info.type == pafs.FileType.File:
+        yield _file_unit(root, base, posixpath.dirname(base), info)
+        return
+    level = [base]
+    for _ in range(MAX_DEPTH):
+        next_level: List[str] = []
+        for folder in level:
+            children = fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+            names = {c.base_name: c for c in children}
+            meta = names.get(META_PROPERTIES)
+            if meta is not None and meta.type == pafs.FileType.File:
+                yield WorkUnit("log_dir", root, folder, relative(folder, base))
+                continue
+            if folder != base and any(n in KAFKA_TOP_FILES for n in names):
+                yield WorkUnit("log_dir", root, folder, relative(folder, base), headless=True)
+                continue
+            for child in children:
+                if child.type == pafs.FileType.Directory:
+                    next_level.append(child.path)
+                elif child.type == pafs.FileType.File:
+                    yield _file_unit(root, child.path, base, child)
+        if not next_level:
+            return
+        level = sorted(next_level)
+
+
+def _file_unit(root: str, path: str, base: str, info: pafs.FileInfo) -> WorkUnit:
+    kind = "pack" if is_pack_name(posixpath.basename(path)) else "file"
+    rel = relative(path, base) or posixpath.basename(path)
+    return WorkUnit(kind, root, path, rel, size=info.size if info.size is not None else -1)
+
+
+def plan_tasks(units: Sequence[WorkUnit], files_per_task: int) -> List[List[WorkUnit]]:
+    """Group units into Spark tasks: a log dir or a pack is a task of its own (each holds many files);
+    loose files are grouped ``files_per_task`` to a task so tiny files do not pay Spark's per-task cost."""
+    per_task = max(1, int(files_per_task))
+    tasks: List[List[WorkUnit]] = []
+    loose: List[WorkUnit] = []
+    for unit in units:
+        if unit.kind == "file":
+            loose.append(unit)
+        else:
+            tasks.append([unit])
+    for start in range(0, len(loose), per_task):
+        tasks.append(loose[start:start + per_task])
+    return tasks

@@ -1,0 +1,432 @@
+"""Executor side: the collector's entry stream of one log dir -> bronze rows.
+
+The same entries come from a raw tree (``udfs.collector.walk_log_dirs``) and from a packed snapshot
+(``udfs.collector.read_pack``), so both give the same rows by construction. Entries arrive in post-order (a
+directory's children, then the directory, the log dir itself last), so one replica dir is open at a time and
+memory does not grow with the number of partitions.
+
+Rows carry ``log_dir`` but not the broker: a log dir's broker is its meta.properties node.id/broker.id,
+which may arrive after the other entries; the driver joins it in from bronze_log_dirs (a broadcast join).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from udfs import log_dir_names, metadata_log, properties_files, record_batch
+from udfs.collector import FLAG_OVER_CAP, KIND_DIR, KIND_FILE
+from udfs.errors import DecodeError
+from udfs.partition_metadata import read_partition_metadata
+from udfs.producer_state import decode_producer_snapshot
+
+from .metadata_rows import metadata_row, millis_to_datetime
+from .tagged_rows import RowSink
+
+METADATA_DIR = log_dir_names.METADATA_DIR
+FILES = "bronze_ingest_files"
+
+# classify_partition_file kind -> bronze_ingest_files.file_kind (data/metadata segments told apart by folder)
+CHILD_FILE_KINDS = {
+    "index": "index", "timeindex": "index", "txnindex": "txnindex", "producer_snapshot": "producer_snapshot",
+    "metadata_snapshot": "metadata_snapshot", "leader_epoch_checkpoint": "checkpoint",
+    "partition_metadata": "partition_metadata", "quorum_state": "quorum_state", "other": "other",
+}
+
+
+@dataclass
+class DecodeOptions:
+    """What executors decode (from conf ``ingest``); plain data so it pickles to executors."""
+
+    max_embedded_file_bytes: int = 16 * 1024 * 1024
+    max_metadata_file_bytes: int = 64 * 1024 * 1024
+    decompression_limit_bytes: int = 256 * 1024 * 1024
+    read_data_segment_headers: bool = True
+    max_segment_scan_bytes: int = 64 * 1024 * 1024
+    batch_rows: int = 4096
+
+
+@dataclass
+class FileOutcome:
+    """What happened to one input file: becomes its bronze_ingest_files row."""
+
+    status: str = "ok"
+    error: Optional[DecodeError] = None
+    rows: int = 0
+    note: Optional[str] = None  # a message for an ok file (e.g. content not embedded)
+
+    def fail(self, error: DecodeError) -> None:
+        """Keep the first error; a file with any error is quarantined (its good rows are still kept)."""
+        if self.error is None:
+            self.error = error
+        self.status = "quarantined"
+
+
+def flag_error(entry: Dict[str, Any]) -> Optional[DecodeError]:
+    """An entry the walk could not read (vanished, unreadable, changed, over the embedding cap) as an error."""
+    flags = [f for f in entry.get("flags") or () if f != "non_utf8_name"]
+    if not flags:
+        return None
+    if flags == [FLAG_OVER_CAP]:
+        return DecodeError("value_too_large", f"{entry.get('size')} bytes: over the embedding cap, not decoded")
+    text = ", ".join(flags) + (f": {entry['error']}" if entry.get("error") else "")
+    return DecodeError("io_error", text)
+
+
+@dataclass
+class _OpenDir:
+    """Facts gathered for the replica dir whose children are arriving."""
+
+    name: str
+    bytes: int = 0
+    segment_count: int = 0
+    newest_mtime_ms: Optional[int] = None
+    log_start_offset: Optional[int] = None
+    newest_segment_offset: Optional[int] = None
+    pm: Any = None
+    producer_rows: List[dict] = field(default_factory=list)
+
+    def add_mtime(self, mtime_ms: Optional[int]) -> None:
+        if mtime_ms is not None and (self.newest_mtime_ms is None or mtime_ms > self.newest_mtime_ms):
+            self.newest_mtime_ms = mtime_ms
+
+
+class LogDirDecoder:
+    """Turns the entries of one log dir into rows of bronze_dir_entries, bronze_metadata_records,
+    bronze_producer_states, bronze_ingest_files and (at the end) bronze_log_dirs.
+
+    :param log_dir: the log dir as shown in the tables (root-relative path, or ``<pack>!<recorded path>``)
+    :param open_file: ``(relative path) -> binary file object`` for files the walk did not embed (raw trees
+        only; None for packs, whose listed-only files cannot be read)
+    """
+
+    def __init__(self, sink: RowSink, options: DecodeOptions, log_dir: str, host: Optional[str] = None,
+                 open_file: Optional[Callable[[str], Any]] = None, headless: bool = False,
+                 raw_log_dir: Optional[str] = None) -> None:
+        self.sink = sink
+        self.raw_log_dir = raw_log_dir  # the entries' own log_dir value
+        self.options = options
+        self.log_dir = log_dir
+        self.host = host
+        self.open_file = open_file
+        self.headless = headless
+        self.meta: Optional[properties_files.MetaProperties] = None
+        self.meta_error: Optional[DecodeError] = None
+        self.entry_count = 0
+        self.has_metadata_log = False
+        self.current: Optional[_OpenDir] = None
+        self.newest_mtime_ms: Optional[int] = None
+        self.finished = False
+
+    # ------------------------------------------------------------------ helpers
+    def _path(self, rel: str) -> str:
+        return f"{self.log_dir}/{rel}" if rel else self.log_dir
+
+    def _seen_mtime(self, mtime_ms: Optional[int]) -> None:
+        if mtime_ms is not None and (self.newest_mtime_ms is None or mtime_ms > self.newest_mtime_ms):
+            self.newest_mtime_ms = mtime_ms
+
+    def _file_row(self, entry: Dict[str, Any], kind: str, outcome: FileOutcome) -> None:
+        error = outcome.error
+        self.sink.add(FILES, {
+            "path": self._path(entry["path"]), "file_kind": kind, "log_dir": self.log_dir, "bytes": entry.get("size"),
+            "status": outcome.status, "error_kind": error.kind if error else None,
+            "error_message": error.message if error else outcome.note,
+            "error_offset": error.offset if error else None, "error_line": error.line if error else None,
+            "rows_produced": outcome.rows,
+        })
+
+    def _content(self, entry: Dict[str, Any], outcome: FileOutcome, large: bool = False) -> Any:
+        """The file's bytes (embedded) or, for raw trees, an open file; None when unreadable (``outcome`` says why)."""
+        if entry.get("content") is not None:
+            return entry["content"]
+        error = flag_error(entry)
+        over_cap_only = error is not None and error.kind == "value_too_large"
+        if error is not None and not (over_cap_only and large and self.open_file is not None):
+            outcome.fail(error)
+            return None
+        if self.open_file is None:
+            outcome.note = "content not in the packed snapshot (listed only)"
+            return None
+        try:
+            return self.open_file(entry["path"])
+        except OSError as exc:
+            outcome.fail(DecodeError("io_error", f"cannot open: {exc}"))
+            return None
+
+    # ------------------------------------------------------------------ entries
+    def feed(self, entry: Dict[str, Any]) -> None:
+        path = entry["path"]
+        if path == "":
+            self.finish(entry)
+            return
+        self._seen_mtime(entry.get("mtime_ms"))
+        parent, _, name = path.rpartition("/")
+        if not parent:
+            self._top_level(entry, name)
+        else:
+            self._child(entry, parent, name)
+
+    def _top_level(self, entry: Dict[str, Any], name: str) -> None:
+        self.entry_count += 1
+        if entry["kind"] == KIND_DIR:
+            self._close_dir(entry, name)
+            return
+        is_dir = False if entry["kind"] == KIND_FILE else None  # a symlink may point at a directory
+        classified = log_dir_names.classify_entry(name, is_dir=is_dir, log_dir=self.log_dir)
+        self.sink.add("bronze_dir_entries", {
+            "log_dir": self.log_dir, "entry_name": name, "entry_kind": classified.kind, "is_dir": False,
+            "topic": classified.topic, "partition": classified.partition, "suffix_id": classified.suffix_id,
+            "name_error": classified.error.message if classified.error else None, "bytes": entry.get("size"),
+            "segment_count": None, "newest_mtime": millis_to_datetime(entry.get("mtime_ms")),
+            "pm_status": "not_applicable",
+        })
+        self._top_file(entry, name)
+
+    def _top_file(self, entry: Dict[str, Any], name: str) -> None:
+        outcome = FileOutcome()
+        if entry["kind"] != KIND_FILE:
+            outcome.note = f"{entry['kind']}" + (f" -> {entry['target']}" if entry.get("target") else "")
+            self._file_row(entry, "other", outcome)
+            return
+        if name == "meta.properties":
+            kind = "meta_properties"
+            data = self._content(entry, outcome)
+            if data is not None:
+                self.meta = properties_files.parse_meta_properties(bytes(data))
+                outcome.rows = 1
+                if self.meta.error is not None:
+                    outcome.fail(self.meta.error)
+            else:
+                self.meta_error = outcome.error
+        elif name == metadata_log.BOOTSTRAP_FILE_NAME:
+            kind = "bootstrap_checkpoint"
+            self._metadata_file(entry, outcome, "bootstrap", f"{self.log_dir}/{name}", None)
+        elif name.endswith("-checkpoint"):
+            kind = "checkpoint"
+            data = self._content(entry, outcome)
+            if data is not None:
+                result = properties_files.parse_offset_checkpoint(bytes(data), self._path(entry["path"]))
+                if result.error is not None:
+                    outcome.fail(result.error)
+        else:
+            kind = "other"
+        self._file_row(entry, kind, outcome)
+
+    def _child(self, entry: Dict[str, Any], parent: str, name: str) -> None:
+        if self.current is None or self.current.name != parent:
+            self.current = _OpenDir(parent)
+        current = self.current
+        current.add_mtime(entry.get("mtime_ms"))
+        if entry["kind"] == KIND_DIR:
+            return  # a folder inside a replica dir: listed by the walk, never descended
+        outcome = FileOutcome()
+        if entry["kind"] != KIND_FILE:
+            outcome.note = entry["kind"] + (f" -> {entry['target']}" if entry.get("target") else "")
+            self._file_row(entry, "other", outcome)
+            return
+        current.bytes += entry.get("size") or 0
+        pf = log_dir_names.classify_partition_file(name)
+        in_metadata_dir = parent == METADATA_DIR
+        if pf.kind == "log":
+            kind = "metadata_segment" if in_metadata_dir else "data_segment"
+            if pf.state is None and pf.offset is not None:
+                current.segment_count += 1
+                if current.log_start_offset is None or pf.offset < current.log_start_offset:
+                    current.log_start_offset = pf.offset
+                if current.newest_segment_offset is None or pf.offset > current.newest_segment_offset:
+                    current.newest_segment_offset = pf.offset
+                if in_metadata_dir:
+                    self._metadata_file(entry, outcome, "log", f"{self.log_dir}/{METADATA_DIR}", None)
+                elif self.options.read_data_segment_headers and self.open_file is not None:
+                    self._segment_headers(entry, outcome, parent, pf.offset)
+        else:
+            kind = CHILD_FILE_KINDS.get(pf.kind, "other")
+            if pf.kind == "partition_metadata" and pf.state is None:
+                data = self._content(entry, outcome)
+                if data is not None:
+                    current.pm = read_partition_metadata(bytes(data), self._path(entry["path"]))
+                    outcome.rows = 1
+                    if current.pm.error is not None:
+                        outcome.fail(current.pm.error)
+                else:
+                    current.pm = outcome.error or DecodeError("io_error", outcome.note or "not readable")
+            elif pf.kind == "metadata_snapshot" and in_metadata_dir and pf.state is None:
+                self._metadata_file(entry, outcome, "snapshot", f"{self.log_dir}/{METADATA_DIR}", pf.offset)
+            elif pf.kind == "producer_snapshot" and pf.state is None:
+                self._producer_snapshot(entry, outcome, parent, pf.offset)
+            elif pf.kind == "leader_epoch_checkpoint" and pf.state is None:
+                data = self._content(entry, outcome)
+                if data is not None:
+                    result = properties_files.parse_leader_epoch_checkpoint(bytes(data), self._path(entry["path"]))
+                    if result.error is not None:
+                        outcome.fail(result.error)
+            elif pf.kind == "quorum_state" and pf.state is None:
+                data = self._content(entry, outcome)
+                if data is not None:
+                    result = properties_files.parse_quorum_state(bytes(data), self._path(entry["path"]))
+                    if result.error is not None:
+                        outcome.fail(result.error)
+        self._file_row(entry, kind, outcome)
+
+    def _close_dir(self, entry: Dict[str, Any], name: str) -> None:
+        current = self.current if self.current is not None and self.current.name == name else _OpenDir(name)
+        self.current = None
+        current.add_mtime(entry.get("mtime_ms"))
+        classified = log_dir_names.classify_entry(name, is_dir=True, log_dir=self.log_dir)
+        if name == METADATA_DIR:
+            self.has_metadata_log = True
+        pm = current.pm
+        topic_id = pm_version = pm_message = None
+        if not classified.is_replica:
+            pm_status = "not_applicable"
+        elif pm is None:
+            pm_status = "missing"
+        elif isinstance(pm, DecodeError):  # present but unreadable: Kafka's IOException takes the log dir offline
+            pm_status, pm_message = "log_dir_offline", pm.message
+        else:
+            pm_status, topic_id, pm_version = pm.outcome, pm.topic_id, pm.version
+            pm_message = pm.kafka_read() if pm.outcome != "ok" else None
+        error = flag_error(entry)
+        self.sink.add("bronze_dir_entries", {
+            "log_dir": self.log_dir, "entry_name": name, "entry_kind": classified.kind, "is_dir": True,
+            "topic": classified.topic, "partition": classified.partition, "suffix_id": classified.suffix_id,
+            "name_error": (classified.error.message if classified.error else None)
+            or (f"listing failed: {error.message}" if error else None),
+            "bytes": current.bytes, "segment_count": current.segment_count,
+            "newest_mtime": millis_to_datetime(current.newest_mtime_ms),
+            "log_start_offset": current.log_start_offset, "newest_segment_offset": current.newest_segment_offset,
+            "pm_status": pm_status, "pm_message": pm_message, "pm_version": pm_version, "topic_id": topic_id,
+        })
+        for row in current.producer_rows:
+            row["topic_id"] = topic_id
+            self.sink.add("bronze_producer_states", row)
+
+    # ------------------------------------------------------------------ decoders
+    def _metadata_file(self, entry: Dict[str, Any], outcome: FileOutcome, section: str, copy_id: str,
+                       snapshot_end: Optional[int]) -> None:
+        data = self._content(entry, outcome, large=True)
+        if data is None:
+            return
+        source = {"copy_id": copy_id, "source_file": self._path(entry["path"]),
+                  "source_kind": {"log": "segment", "snapshot": "snapshot", "bootstrap": "bootstrap"}[section],
+                  "section": section, "snapshot_end_offset": snapshot_end}
+        try:
+            for record in metadata_log.iter_metadata_records(data):
+                self.sink.add("bronze_metadata_records", metadata_row(record, source))
+                outcome.rows += 1
+                if record.error is not None:
+                    outcome.fail(record.error)
+        finally:
+            if hasattr(data, "close"):
+                data.close()
+
+    def _producer_snapshot(self, entry: Dict[str, Any], outcome: FileOutcome, parent: str,
+                           offset: Optional[int]) -> None:
+        data = self._content(entry, outcome)
+        if data is None:
+            return
+        decoded = decode_producer_snapshot(bytes(data))
+        if decoded.error is not None:
+            outcome.fail(decoded.error)
+        classified = log_dir_names.classify_entry(parent, is_dir=True)
+        for e in decoded.entries:
+            self.current.producer_rows.append({
+                "log_dir": self.log_dir, "entry_name": parent, "topic": classified.topic,
+                "partition": classified.partition, "source_file": self._path(entry["path"]),
+                "source_kind": "producer_snapshot", "snapshot_offset": offset, "producer_id": e.producer_id,
+                "producer_epoch": e.epoch, "last_sequence": e.last_sequence, "last_offset": e.last_offset,
+                "timestamp": millis_to_datetime(e.timestamp), "coordinator_epoch": e.coordinator_epoch,
+                "current_txn_first_offset": e.current_txn_first_offset,
+            })
+            outcome.rows += 1
+
+    def _segment_headers(self, entry: Dict[str, Any], outcome: FileOutcome, parent: str, base: int) -> None:
+        """Producer ids of a data segment's batches, from the 61-byte headers only (raw trees)."""
+        try:
+            handle = self.open_file(entry["path"])
+        except OSError as exc:
+            outcome.fail(DecodeError("io_error", f"cannot open: {exc}"))
+            return
+        producers: Dict[int, dict] = {}
+        limit = self.options.max_segment_scan_bytes
+        try:
+            for item in record_batch.scan_headers(handle):
+                if isinstance(item, DecodeError):
+                    outcome.fail(item)
+                    break
+                if not isinstance(item, record_batch.BatchHeader):
+                    continue
+                if item.position >= limit:
+                    outcome.note = f"scanned the first {limit} bytes only"
+                    break
+                if item.producer_id < 0:
+                    continue
+                p = producers.setdefault(item.producer_id, {"epoch": item.producer_epoch, "seq": item.last_sequence,
+                                                            "last": item.last_offset, "ts": item.max_timestamp})
+                if (item.producer_epoch, item.last_offset) >= (p["epoch"], p["last"]):
+                    p.update(epoch=item.producer_epoch, seq=item.last_sequence, last=item.last_offset)
+                p["ts"] = max(p["ts"], item.max_timestamp)
+        finally:
+            handle.close()
+        classified = log_dir_names.classify_entry(parent, is_dir=True)
+        for pid in sorted(producers):
+            p = producers[pid]
+            self.current.producer_rows.append({
+                "log_dir": self.log_dir, "entry_name": parent, "topic": classified.topic,
+                "partition": classified.partition, "source_file": self._path(entry["path"]),
+                "source_kind": "batch_header", "snapshot_offset": None, "producer_id": pid,
+                "producer_epoch": p["epoch"], "last_sequence": p["seq"], "last_offset": p["last"],
+                "timestamp": millis_to_datetime(p["ts"]),
+            })
+            outcome.rows += 1
+
+    # ------------------------------------------------------------------ end of the log dir
+    def finish(self, root: Optional[Dict[str, Any]] = None) -> None:
+        """Emit the bronze_log_dirs row (called on the log dir's own entry, or when its entries stop)."""
+        if self.finished:
+            return
+        self.finished = True
+        if root is not None:
+            self._seen_mtime(root.get("mtime_ms"))
+        meta = self.meta
+        error = (meta.error if meta is not None else None) or self.meta_error
+        if meta is None and error is None:
+            error = DecodeError("missing_key", "no meta.properties in this log dir" + (
+                " (a folder holding Kafka's checkpoint files)" if self.headless else ""))
+        root_error = flag_error(root) if root is not None else None
+        if error is None and root_error is not None:
+            error = root_error
+        self.sink.add("bronze_log_dirs", {
+            "cluster_id": meta.cluster_id if meta else None, "broker_id": meta.node_id if meta else None,
+            "log_dir": self.log_dir, "directory_id": meta.directory_id if meta else None,
+            "meta_version": meta.version if meta else None, "host": self.host,
+            "has_metadata_log": self.has_metadata_log, "entry_count": self.entry_count,
+            "error_kind": error.kind if error else None, "error_message": error.message if error else None,
+        })
+        self.sink.seen_time(millis_to_datetime(self.newest_mtime_ms))
+        if self.has_metadata_log:
+            self.sink.add("_ingest_facts", {"fact": "metadata_copy", "source": f"{self.log_dir}/{METADATA_DIR}",
+                                            "text_value": self.log_dir})
+
+
+def decode_entries(entries, sink: RowSink, options: DecodeOptions, display: Callable[[str], str],
+                   host: Optional[str] = None, open_file_for: Optional[Callable[[str], Callable[[str], Any]]] = None,
+                   headless: bool = False):
+    """Feed a stream of entries (one or more log dirs, each contiguous) to one decoder per log dir.
+
+    Yields ready Arrow batches between entries so memory stays flat. ``display`` maps the entry's
+    ``log_dir`` to the table form; ``open_file_for(log_dir)`` gives the raw-tree file opener.
+    """
+    decoder: Optional[LogDirDecoder] = None
+    for entry in entries:
+        if decoder is None or decoder.finished or entry["log_dir"] != decoder.raw_log_dir:
+            if decoder is not None:
+                decoder.finish()
+            decoder = LogDirDecoder(sink, options, display(entry["log_dir"]), host,
+                                    open_file_for(entry["log_dir"]) if open_file_for else None, headless,
+                                    raw_log_dir=entry["log_dir"])
+        decoder.feed(entry)
+        yield from sink.ready()
+    if decoder is not None:
+        decoder.finish()
+

@@ -1,0 +1,110 @@
+"""The one schema the executor-side decode emits: a ``table`` tag plus one struct column per bronze table.
+
+``mapInArrow`` has a single output schema, but one pass over the inputs yields rows for seven tables. Each
+emitted batch fills the struct of one table and leaves the others null; the driver persists the result
+once and splits it with ``where(table = X).select(X.*)``, so every input file is read exactly once.
+capture_id / run_id are constants added by the driver, so they are not part of the structs.
+"""
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Mapping, Tuple
+
+import pyarrow as pa
+
+from jobs.tables import bronze
+from jobs.tables.spec import Column, TableSpec, cols
+
+RUN_COLUMNS = ("capture_id", "run_id")
+
+# Facts the driver needs after the pass (capture time candidates), one row each.
+FACTS = TableSpec(
+    name="_ingest_facts",
+    layer="bronze",
+    keys=("fact",),
+    columns=cols(
+        ("fact", "string", "newest_mtime | recorded_capture_time | recorded_host"),
+        ("source", "string", "file the fact comes from"),
+        ("broker_id", "int", ""),
+        ("time_value", "timestamp", ""),
+        ("text_value", "string", ""),
+    ),
+)
+
+EMITTED: Tuple[TableSpec, ...] = (
+    bronze.INGEST_FILES, bronze.LOG_DIRS, bronze.DIR_ENTRIES, bronze.METADATA_RECORDS, bronze.PRODUCER_STATES,
+    bronze.ZK_EVENTS, bronze.REPORTED_REPLICAS, FACTS,
+)
+BY_NAME: Dict[str, TableSpec] = {t.name: t for t in EMITTED}
+
+
+def payload_columns(spec: TableSpec) -> Tuple[Column, ...]:
+    return tuple(c for c in spec.columns if c.name not in RUN_COLUMNS)
+
+
+def _struct_type(spec: TableSpec) -> pa.StructType:
+    schema = spec.arrow_schema()
+    return pa.struct([pa.field(c.name, schema.field(c.name).type) for c in payload_columns(spec)])
+
+
+STRUCTS: Dict[str, pa.StructType] = {spec.name: _struct_type(spec) for spec in EMITTED}
+ARROW_SCHEMA = pa.schema([pa.field("table", pa.string())] + [pa.field(name, t) for name, t in STRUCTS.items()])
+
+
+def spark_schema():
+    """The Spark StructType matching :data:`ARROW_SCHEMA` (built lazily: executors' imports stay Spark-free)."""
+    from pyspark.sql import types as T
+
+    fields = [T.StructField("table", T.StringType(), True)]
+    for spec in EMITTED:
+        payload = [f for f in spec.spark_schema().fields if f.name not in RUN_COLUMNS]
+        fields.append(T.StructField(spec.name, T.StructType(
+            [T.StructField(f.name, f.dataType, True) for f in payload]), True))
+    return T.StructType(fields)
+
+
+def to_batch(table: str, rows: List[Mapping]) -> pa.RecordBatch:
+    """Rows (dicts keyed by column name; missing keys are null) of one table as a tagged batch."""
+    n = len(rows)
+    struct_type = STRUCTS[table]
+    columns = []
+    for field in struct_type:
+        columns.append(pa.array([r.get(field.name) for r in rows], type=field.type))
+    filled = pa.StructArray.from_arrays(columns, fields=list(struct_type))
+    arrays = [pa.array([table] * n, type=pa.string())]
+    for name, t in STRUCTS.items():
+        arrays.append(filled if name == table else pa.nulls(n, type=t))
+    return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+
+
+class RowSink:
+    """Collects rows per table and flushes them as tagged batches of at most ``batch_rows`` rows."""
+
+    def __init__(self, batch_rows: int = 4096) -> None:
+        self.batch_rows = batch_rows
+        self._rows: Dict[str, List[Mapping]] = {name: [] for name in BY_NAME}
+        self.counts: Dict[str, int] = dict.fromkeys(BY_NAME, 0)
+        self.newest_mtime = None  # newest file time seen by this task: one fact row at the end
+
+    def seen_time(self, moment) -> None:
+        if moment is not None and (self.newest_mtime is None or moment > self.newest_mtime):
+            self.newest_mtime = moment
+
+    def add(self, table: str, row: Mapping) -> None:
+        self._rows[table].append(row)
+        self.counts[table] += 1
+
+    def ready(self) -> Iterable[pa.RecordBatch]:
+        """Batches of tables that reached ``batch_rows`` (call between inputs to keep memory flat)."""
+        for table, rows in self._rows.items():
+            if len(rows) >= self.batch_rows:
+                yield to_batch(table, rows)
+                self._rows[table] = []
+
+    def drain(self) -> Iterable[pa.RecordBatch]:
+        if self.newest_mtime is not None:
+            self.add(FACTS.name, {"fact": "newest_mtime", "time_value": self.newest_mtime})
+            self.newest_mtime = None
+        for table, rows in self._rows.items():
+            if rows:
+                yield to_batch(table, rows)
+                self._rows[table] = []

@@ -1,0 +1,38 @@
+"""What notebooks need to run both on Databricks and locally: widgets with defaults, display, a session.
+
+On Databricks ``dbutils`` and ``display`` exist in the notebook's globals; locally they do not, so widget
+defaults apply and DataFrames are shown with ``show()``. Notebooks hold no logic beyond calling ``jobs``.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+
+def widget(namespace: Dict[str, Any], name: str, default: str, label: Optional[str] = None) -> str:
+    """Declare a text widget on Databricks and return its value; locally return ``default``."""
+    dbutils = namespace.get("dbutils")
+    if dbutils is None:
+        return namespace.get("_widget_values", {}).get(name, default)
+    dbutils.widgets.text(name, default, label or name)
+    return dbutils.widgets.get(name)
+
+
+def show(namespace: Dict[str, Any], df, title: str = "", limit: int = 50) -> None:
+    """``display(df)`` on Databricks, ``df.show()`` locally."""
+    if title:
+        print(f"## {title}")
+    display = namespace.get("display")
+    if display is not None:
+        display(df)
+    else:
+        df.show(limit, truncate=80)
+
+
+def session(namespace: Dict[str, Any], cfg=None):
+    """The notebook's ``spark`` when present, else the project's local session."""
+    spark = namespace.get("spark")
+    if spark is not None:
+        return spark
+    from jobs.spark_session import get_spark
+
+    return get_spark(cfg)

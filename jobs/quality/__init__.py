@@ -1,0 +1,10 @@
+"""Data quality with Great Expectations 1.x: suites on bronze/silver/gold DataFrames, results flattened into
+``gold_dq_results``, Data Docs built offline beside the report.
+
+Entry points: :func:`run_quality` and :func:`dq_results_frame` (``runner.py``); suites are data in
+``suites.py``; ``offline_docs.py`` serves the Data Docs' CSS/JS from local copies.
+"""
+from .runner import DqRun, dq_results_frame, run_quality, summarize
+from .suites import Rule, Suite, build_suite
+
+__all__ = ["DqRun", "Rule", "Suite", "build_suite", "dq_results_frame", "run_quality", "summarize"]

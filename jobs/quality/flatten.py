@@ -1,0 +1,104 @@
+"""Great Expectations results -> rows of ``gold_dq_results`` (one row per expectation per run).
+
+Pure Python over GX's result objects (duck-typed), so it is tested without Spark. ``column_name`` is the
+rule's result key (``suites.Rule.column_key``), which keeps (run_id, suite, expectation, column_name) unique
+even for several table-level rules in one suite.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+from .suites import META_KEY, Rule, Suite
+
+_DROP_KWARGS = ("batch_id",)
+
+
+def _json(value: Any, limit: int) -> str:
+    text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def _as_int(value: Any) -> Optional[int]:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _sample(result: Dict[str, Any]) -> Any:
+    if result.get("partial_unexpected_list"):
+        return result["partial_unexpected_list"]
+    details = result.get("details") or {}
+    rows = details.get("unexpected_rows")
+    if rows:
+        return rows
+    return None
+
+
+def result_row(rule: Rule, validation_result: Any, base: Dict[str, Any], sample_limit: int) -> Dict[str, Any]:
+    """One gold_dq_results row from an ``ExpectationValidationResult``."""
+    config = validation_result.expectation_config
+    result = dict(validation_result.result or {})
+    kwargs = {k: v for k, v in dict(config.kwargs).items() if k not in _DROP_KWARGS}
+    exception = validation_result.exception_info or {}
+    raised = bool(exception.get("raised_exception")) if isinstance(exception, dict) else False
+    unexpected = _as_int(result.get("unexpected_count"))
+    if unexpected is None and config.type == "unexpected_rows_expectation":
+        unexpected = _as_int(result.get("observed_value"))
+    sample = _sample(result)
+    if raised:
+        sample = {"error": str(exception.get("exception_message") or "expectation raised")}
+    return {
+        **base,
+        "expectation": config.type,
+        "column_name": rule.column_key,
+        "kwargs_json": _json(kwargs, 4000),
+        "success": bool(validation_result.success) and not raised,
+        "unexpected_count": unexpected,
+        "element_count": _as_int(result.get("element_count")),
+        "unexpected_sample": None if sample is None else _json(sample, sample_limit),
+    }
+
+
+def skipped_row(rule: Rule, missing: Sequence[str], base: Dict[str, Any]) -> Dict[str, Any]:
+    """A rule that could not run because the table lacks columns: success is null, the sample says why."""
+    return {
+        **base,
+        "expectation": rule.expectation_type,
+        "column_name": rule.column_key,
+        "kwargs_json": _json(dict(rule.kwargs), 4000),
+        "success": None,
+        "unexpected_count": None,
+        "element_count": None,
+        "unexpected_sample": _json({"skipped": "missing columns", "columns": list(missing)}, 1000),
+    }
+
+
+def suite_rows(
+    suite: Suite,
+    results: Iterable[Any],
+    run_id: str,
+    capture_id: Optional[str],
+    evaluated_at: datetime,
+    sample_limit: int = 2000,
+) -> List[Dict[str, Any]]:
+    """Rows for one suite; each result is matched to its rule by the ``meta`` key the runner sets."""
+    base = {"run_id": run_id, "capture_id": capture_id, "suite": suite.name, "table_name": suite.table,
+            "evaluated_at": evaluated_at}
+    by_key = {}
+    for res in results:
+        meta = dict(res.expectation_config.meta or {})
+        by_key[(res.expectation_config.type, meta.get(META_KEY))] = res
+    rows = []
+    for rule in suite.rules:
+        res = by_key.get((rule.expectation_type, rule.column_key))
+        if res is None:
+            raise ValueError(f"suite {suite.name}: no result for {rule.expectation_type} on {rule.column_key!r}; "
+                             f"results: {sorted(map(str, by_key))}")
+        rows.append(result_row(rule, res, base, sample_limit))
+    rows.extend(skipped_row(rule, missing, base) for rule, missing in suite.skipped)
+    return rows

@@ -1,0 +1,165 @@
+"""Run the expectation suites on Spark DataFrames with Great Expectations 1.x and flatten the results.
+
+One Spark datasource, one dataframe asset + whole-dataframe batch definition + suite + validation definition +
+checkpoint per table; each checkpoint runs with its DataFrame as the batch parameter. Results are flattened
+into ``gold_dq_results`` rows (``flatten.py``); Data Docs are built once at the end into ``docs_dir`` and made
+to work offline (``offline_docs.py``). The caller writes the rows with the storage layer (slice: run_id).
+
+Example::
+
+    dq = run_quality(spark, cfg, {"bronze_dir_entries": entries_df, "gold_findings": findings_df},
+                     run_id=run_id, capture_id=capture_id, docs_dir=out_dir / "dq")
+    dq_df = dq_results_frame(spark, dq.rows)      # schema of gold_dq_results
+    write_reports(..., dq_summary=dq.summary)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional
+
+from jobs.stage_log import get_logger
+from jobs.tables.registry import spec
+
+from .flatten import suite_rows
+from .gx_context import offline_context
+from .offline_docs import make_offline
+from .suites import KNOWN_CHECK_IDS, META_KEY, Suite, build_suite
+
+
+@dataclass
+class DqRun:
+    """What one data-quality run produced."""
+
+    rows: List[Dict[str, Any]]
+    summary: Dict[str, Any]
+    docs_index: Optional[Path] = None
+    removed_urls: List[str] = field(default_factory=list)
+
+
+def _setting(cfg: Any, dotted: str, default: Any) -> Any:
+    if cfg is None:
+        return default
+    value = cfg.get_path(dotted, None) if hasattr(cfg, "get_path") else None
+    return default if value is None else value
+
+
+def _expectation(rule):
+    import great_expectations.expectations as gxe
+
+    cls = getattr(gxe, rule.expectation, None)
+    if cls is None:
+        raise ValueError(f"no Great Expectations expectation named {rule.expectation!r}")
+    return cls(**dict(rule.kwargs), meta={META_KEY: rule.column_key})
+
+
+def _run_suite(context, datasource, suite: Suite, df, run_identifier, result_format: dict):
+    import great_expectations as gx
+
+    asset = datasource.add_dataframe_asset(name=suite.table)
+    batch_definition = asset.add_batch_definition_whole_dataframe(f"{suite.table}_whole")
+    gx_suite = context.suites.add(gx.ExpectationSuite(name=suite.name))
+    for rule in suite.rules:
+        gx_suite.add_expectation(_expectation(rule))
+    validation = context.validation_definitions.add(
+        gx.ValidationDefinition(name=f"{suite.name}.validation", data=batch_definition, suite=gx_suite))
+    checkpoint = context.checkpoints.add(
+        gx.Checkpoint(name=f"{suite.name}.checkpoint", validation_definitions=[validation], actions=[],
+                      result_format=result_format))
+    outcome = checkpoint.run(batch_parameters={"dataframe": df}, run_id=run_identifier)
+    return [r for run in outcome.run_results.values() for r in run.results]
+
+
+def summarize(rows: List[Dict[str, Any]], docs_index: Optional[str]) -> Dict[str, Any]:
+    """The small dict the report shows (and summary.json embeds under ``dq``)."""
+    by_suite: Dict[str, Dict[str, Any]] = {}
+    for row in rows:
+        s = by_suite.setdefault(row["suite"], {"table": row["table_name"], "expectations": 0, "failed": 0,
+                                               "skipped": 0})
+        s["expectations"] += 1
+        if row["success"] is None:
+            s["skipped"] += 1
+        elif not row["success"]:
+            s["failed"] += 1
+    failed = sum(s["failed"] for s in by_suite.values())
+    return {
+        "success": failed == 0 if rows else None,
+        "suites": len(by_suite),
+        "expectations": len(rows),
+        "failed": failed,
+        "skipped": sum(s["skipped"] for s in by_suite.values()),
+        "by_suite": by_suite,
+        "failures": [
+            {"suite": r["suite"], "table": r["table_name"], "expectation": r["expectation"],
+             "column": r["column_name"], "unexpected_count": r["unexpected_count"]}
+            for r in rows if r["success"] is False
+        ],
+        "data_docs_index": docs_index,
+    }
+
+
+def run_quality(
+    spark,
+    cfg,
+    tables: Mapping[str, Any],
+    run_id: str,
+    capture_id: Optional[str],
+    docs_dir: Optional[Path] = None,
+    evaluated_at: Optional[datetime] = None,
+) -> DqRun:
+    """Validate each DataFrame in ``tables`` (table name -> DataFrame) with its suite.
+
+    :param tables: e.g. ``{"bronze_dir_entries": df, "gold_findings": df}``; a name's suite comes from
+        ``suites.build_suite`` (column rules + table rules). Pass only this run's slice of each table.
+    :param docs_dir: where to build the Data Docs site (``<out>/dq``); None builds none.
+    :return: :class:`DqRun` with ``gold_dq_results`` rows, a summary for the report, and the docs index.
+    """
+    del spark  # the DataFrames carry their session; kept for a uniform stage signature
+    log = get_logger()
+    evaluated_at = evaluated_at or datetime.now(timezone.utc)
+    result_format = {
+        "result_format": str(_setting(cfg, "quality.result_format", "SUMMARY")),
+        "partial_unexpected_count": int(_setting(cfg, "quality.partial_unexpected_count", 20)),
+    }
+    sample_limit = int(_setting(cfg, "quality.sample_max_chars", 2000))
+    extra_checks = list(_setting(cfg, "quality.check_ids", []) or [])
+    check_ids = tuple(dict.fromkeys([*KNOWN_CHECK_IDS, *extra_checks]))
+    if docs_dir is not None:
+        docs_dir = Path(docs_dir)
+        docs_dir.mkdir(parents=True, exist_ok=True)
+
+    from great_expectations.core.run_identifier import RunIdentifier
+
+    context = offline_context(docs_dir)
+    datasource = context.data_sources.add_spark(name="kafka_recon")
+    run_identifier = RunIdentifier(run_name=run_id, run_time=evaluated_at)
+    rows: List[Dict[str, Any]] = []
+    for table in sorted(tables):
+        df = tables[table]
+        suite = build_suite(table, df.columns, check_ids)
+        results = _run_suite(context, datasource, suite, df, run_identifier, result_format) if suite.rules else []
+        table_rows = suite_rows(suite, results, run_id, capture_id, evaluated_at, sample_limit)
+        failed = sum(1 for r in table_rows if r["success"] is False)
+        log.info("stage=quality suite=%s expectations=%d failed=%d skipped=%d", suite.name, len(table_rows),
+                 failed, len(suite.skipped))
+        rows.extend(table_rows)
+
+    docs_index = None
+    removed: List[str] = []
+    if docs_dir is not None and rows:
+        context.build_data_docs()
+        offline = make_offline(docs_dir)
+        removed = offline.removed
+        if removed:
+            log.warning("stage=quality data_docs_removed_external=%s", sorted(set(removed)))
+        docs_index = docs_dir / "index.html"
+    return DqRun(rows=rows, summary=summarize(rows, str(docs_index) if docs_index else None),
+                 docs_index=docs_index, removed_urls=removed)
+
+
+def dq_results_frame(spark, rows: List[Dict[str, Any]]):
+    """``rows`` as a DataFrame with exactly the gold_dq_results schema (small: one row per expectation)."""
+    table = spec("gold_dq_results")
+    ordered = [tuple(row.get(c) for c in table.column_names) for row in rows]
+    return spark.createDataFrame(ordered, schema=table.spark_schema())

@@ -1,0 +1,285 @@
+"""Expectation suites as data: which Great Expectations rules apply to which table.
+
+A suite is built for a table from two sources:
+
+- **column rules**, applied to every bronze/silver table that has the column (``capture_id`` never null,
+  ``topic_id`` a well-formed Kafka Uuid that is not reserved, ``partition`` >= 0, block start <= end, ...),
+  so a silver table added later gets them without touching this file;
+- **table rules**, written per table (unique natural keys, allowed values, reconciliation invariants).
+
+Each rule is a :class:`Rule`: an expectation class name from ``great_expectations.expectations``, its
+kwargs, the columns it needs, and a ``key`` that names the row it becomes in ``gold_dq_results`` (unique per
+suite, checked when the suite is built). A table rule whose columns are missing is skipped and recorded as
+skipped, never silently dropped. Nothing here imports Great Expectations: the runner turns rules into
+expectations.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from udfs.kafka_uuid import METADATA_TOPIC_ID_STR, ZERO_STR
+
+# 16 bytes as 22 chars of unpadded base64url: the 22nd char carries 2 bits, so only A, Q, g or w.
+KAFKA_UUID_REGEX = r"^[A-Za-z0-9_-]{21}[AQgw]$"
+SUFFIX_ID_REGEX = r"^[0-9a-f]{32}$"
+FINDING_ID_REGEX = r"^[0-9a-f]{64}$"
+METADATA_TOPIC = "__cluster_metadata"
+META_KEY = "kafka_recon_key"  # expectation meta entry that ties a GX result back to its Rule
+
+SEVERITIES = ("critical", "warning", "info")
+FINDING_STATUSES = ("open", "resolved")
+# CONTRACTS.md "Check ids"; conf/checks.yaml (when present) extends this list.
+KNOWN_CHECK_IDS = (
+    "STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "MISSING_REPLICA", "DUPLICATE_REPLICA",
+    "WRONG_LOG_DIR", "MISSING_PARTITION_METADATA", "CORRUPT_PARTITION_METADATA", "LINGERING_DELETE_DIR",
+    "STRAY_DIR", "UNKNOWN_LOG_DIR_ENTRY", "FOREIGN_LOG_DIR", "TOPIC_ID_DIVERGENCE",
+    "PID_BLOCK_OVERLAP", "PID_BLOCK_REGRESSION", "PID_MIGRATION_REUSE", "PID_OUTSIDE_BLOCKS",
+    "DELETE_INCOMPLETE", "DELETE_WITHOUT_CREATE", "ZK_DELETE_STUCK", "TOPIC_ID_CHANGED_WITHOUT_DELETE",
+    "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE", "PARTITION_COUNT_CHANGED", "METADATA_LOG_DIVERGENCE",
+    "METADATA_LOG_GAP",
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One expectation: ``expectation`` is a class name in ``great_expectations.expectations``."""
+
+    expectation: str
+    kwargs: Mapping[str, object]
+    columns: Tuple[str, ...]
+    key: str = ""  # the gold_dq_results column_name; defaults to the columns joined by ","
+    description: str = ""
+
+    @property
+    def column_key(self) -> str:
+        return self.key or ",".join(self.columns)
+
+    @property
+    def expectation_type(self) -> str:
+        """GX's snake_case type name (``ExpectColumnValuesToNotBeNull`` -> ``expect_column_values_to_not_be_null``)."""
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", self.expectation).lower()
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    table: str
+    rules: Tuple[Rule, ...]
+    skipped: Tuple[Tuple[Rule, Tuple[str, ...]], ...] = field(default=())  # (rule, missing columns)
+
+    def __post_init__(self) -> None:
+        seen = set()
+        for rule in (*self.rules, *(r for r, _ in self.skipped)):
+            ident = (rule.expectation_type, rule.column_key)
+            if ident in seen:
+                raise ValueError(f"suite {self.name}: two rules share the result key {ident}; give one a key=")
+            seen.add(ident)
+
+
+def _not_null(column: str, why: str) -> Rule:
+    return Rule("ExpectColumnValuesToNotBeNull", {"column": column}, (column,), description=why)
+
+
+def _regex(column: str, regex: str, why: str) -> Rule:
+    return Rule("ExpectColumnValuesToMatchRegex", {"column": column, "regex": regex}, (column,), description=why)
+
+
+def _at_least(column: str, minimum: int, why: str) -> Rule:
+    return Rule("ExpectColumnValuesToBeBetween", {"column": column, "min_value": minimum}, (column,),
+                description=why)
+
+
+def _in_set(column: str, values: Iterable[str], why: str) -> Rule:
+    return Rule("ExpectColumnValuesToBeInSet", {"column": column, "value_set": sorted(values)}, (column,),
+                description=why)
+
+
+def _unique(columns: Sequence[str], why: str) -> Rule:
+    cols = tuple(columns)
+    if len(cols) == 1:
+        return Rule("ExpectColumnValuesToBeUnique", {"column": cols[0]}, cols, description=why)
+    return Rule("ExpectCompoundColumnsToBeUnique", {"column_list": list(cols)}, cols, description=why)
+
+
+def _ordered(low: str, high: str, why: str) -> Rule:
+    return Rule(
+        "ExpectColumnPairValuesAToBeGreaterThanB",
+        {"column_A": high, "column_B": low, "or_equal": True, "ignore_row_if": "either_value_is_missing"},
+        (low, high), description=why,
+    )
+
+
+def _no_rows(where: str, columns: Sequence[str], key: str, why: str) -> Rule:
+    """A table-level invariant: no row may match ``where`` (Spark SQL over the batch)."""
+    return Rule(
+        "UnexpectedRowsExpectation",
+        {"unexpected_rows_query": f"SELECT * FROM {{batch}} WHERE {where}", "description": why},
+        tuple(columns), key=key, description=why,
+    )
+
+
+def _no_groups(query: str, columns: Sequence[str], key: str, why: str) -> Rule:
+    return Rule("UnexpectedRowsExpectation", {"unexpected_rows_query": query, "description": why},
+                tuple(columns), key=key, description=why)
+
+
+# ---- column rules: bronze and silver ---------------------------------------------------------------------
+
+_TOPIC_NAME_COLUMNS = ("topic_name", "topic")
+
+
+def column_rules(columns: Sequence[str]) -> List[Rule]:
+    """Rules implied by column names alone (bronze and silver tables)."""
+    have = set(columns)
+    rules: List[Rule] = []
+    if "capture_id" in have:
+        rules.append(_not_null("capture_id", "every row has a capture"))
+    if "run_id" in have:
+        rules.append(_not_null("run_id", "every row has the run that wrote it"))
+    for col in ("topic_id", "directory_id"):
+        if col in have:
+            rules.append(_regex(col, KAFKA_UUID_REGEX, f"{col} is a Kafka Uuid: 22 chars of base64url"))
+    if "topic_id" in have:
+        name_col = next((c for c in _TOPIC_NAME_COLUMNS if c in have), None)
+        if name_col:
+            where = (f"topic_id = '{ZERO_STR}' OR (topic_id = '{METADATA_TOPIC_ID_STR}' "
+                     f"AND coalesce({name_col}, '') <> '{METADATA_TOPIC}')")
+            cols = ("topic_id", name_col)
+        else:
+            where = f"topic_id = '{ZERO_STR}'"
+            cols = ("topic_id",)
+        rules.append(_no_rows(where, cols, "topic_id:reserved",
+                              "topic ids are not reserved (ZERO never; ONE only for the metadata topic)"))
+    if "suffix_id" in have:
+        rules.append(_regex("suffix_id", SUFFIX_ID_REGEX, "-delete/-future/-stray suffix is 32 hex chars"))
+    for col in ("partition", "partition_id"):
+        if col in have:
+            rules.append(_at_least(col, 0, "partitions are >= 0"))
+    for col in ("broker_id", "source_broker_id"):
+        if col in have:
+            rules.append(_at_least(col, 0, "broker ids are >= 0"))
+    for col in ("bytes", "size"):
+        if col in have:
+            rules.append(_at_least(col, 0, "sizes are >= 0"))
+    if {"block_start", "block_end"} <= have:
+        rules.append(_ordered("block_start", "block_end", "a producer-id block starts at or before its end"))
+        rules.append(_at_least("block_start", 0, "producer ids are >= 0"))
+    if "producer_id" in have:
+        rules.append(_at_least("producer_id", 0, "producer ids are >= 0"))
+    return rules
+
+
+# ---- table rules -----------------------------------------------------------------------------------------
+
+def _bronze_and_silver_rules() -> Dict[str, List[Rule]]:
+    return {
+        "bronze_ingest_files": [
+            _unique(("capture_id", "path"), "one row per input file"),
+            _in_set("status", ("ok", "quarantined"), "a file is ok or quarantined"),
+            _no_rows("status = 'quarantined' AND error_kind IS NULL", ("status", "error_kind"),
+                     "status:quarantined_has_reason", "a quarantined file says why"),
+        ],
+        "bronze_log_dirs": [
+            _unique(("capture_id", "log_dir"), "one row per log dir"),
+            _no_rows("broker_id IS NULL AND error_kind IS NULL", ("broker_id", "error_kind"),
+                     "broker_id:known_or_error", "a log dir has a broker id, or an error saying why not"),
+        ],
+        "bronze_dir_entries": [
+            _unique(("capture_id", "log_dir", "entry_name"), "one row per log-dir entry"),
+            _in_set("entry_kind", ("partition", "delete", "future", "stray", "metadata", "top_file", "non_kafka"),
+                    "entry kinds are known"),
+            _in_set("pm_status", ("ok", "missing", "log_dir_offline", "broker_start_fails", "not_applicable"),
+                    "partition.metadata outcomes are known"),
+        ],
+        "bronze_metadata_records": [
+            _unique(("capture_id", "copy_id", "source_file", "offset"), "offsets are unique per source"),
+            _at_least("offset", 0, "offsets are >= 0"),
+        ],
+        "bronze_metadata_copies": [
+            _unique(("capture_id", "copy_id"), "one row per copy of the metadata log"),
+            _ordered("first_offset", "last_offset", "a copy's first offset is at or before its last"),
+            _no_groups(
+                "SELECT capture_id FROM {batch} GROUP BY capture_id "
+                "HAVING sum(CASE WHEN is_authoritative THEN 1 ELSE 0 END) <> 1",
+                ("capture_id", "is_authoritative"), "is_authoritative:one_per_capture",
+                "exactly one authoritative copy per capture"),
+        ],
+        "bronze_zk_events": [
+            _unique(("capture_id", "source_file", "seq"), "one row per line or znode"),
+        ],
+        "bronze_reported_replicas": [],
+        "bronze_producer_states": [],
+        "silver_producer_id_blocks": [
+            _not_null("broker_id", "every block has an owner"),
+            _not_null("block_start", "every block has a start"),
+            _not_null("block_end", "every block has an end"),
+        ],
+    }
+
+
+def _gold_rules(check_ids: Sequence[str]) -> Dict[str, List[Rule]]:
+    return {
+        "gold_findings": [
+            _unique(("finding_id",), "one row per finding (MERGE key)"),
+            _regex("finding_id", FINDING_ID_REGEX, "finding_id is a sha256 hex digest"),
+            _not_null("check_id", "every finding names its check"),
+            _in_set("check_id", check_ids, "check ids are known"),
+            _in_set("severity", SEVERITIES, "severities are critical, warning or info"),
+            _not_null("severity", "every finding has a severity"),
+            _in_set("status", FINDING_STATUSES, "a finding is open or resolved"),
+            _not_null("message", "every finding says what is wrong"),
+            _at_least("bytes", 0, "bytes are >= 0"),
+            _at_least("partition", 0, "partitions are >= 0"),
+            _regex("topic_id", KAFKA_UUID_REGEX, "topic_id is a Kafka Uuid"),
+            _ordered("first_seen", "last_seen", "first seen at or before last seen"),
+            _no_rows("status = 'resolved' AND resolved_at IS NULL", ("status", "resolved_at"),
+                     "status:resolved_has_time", "a resolved finding says when"),
+            _no_rows("status = 'open' AND resolved_at IS NOT NULL", ("status", "resolved_at"),
+                     "status:open_not_resolved", "an open finding has no resolution time"),
+            _no_rows("status = 'open' AND (remediation IS NULL OR remediation = '')", ("status", "remediation"),
+                     "remediation:open_has_action", "an open finding says what to do"),
+            _no_rows("status = 'resolved' AND resolved_at < first_seen", ("resolved_at", "first_seen"),
+                     "resolved_at:after_first_seen", "a finding is resolved after it was first seen"),
+        ],
+        "gold_run_summary": [
+            _unique(("run_id",), "one row per run"),
+            _in_set("status", ("ok", "findings", "error"), "run statuses are known"),
+            _no_rows("files_seen <> files_ok + files_quarantined",
+                     ("files_seen", "files_ok", "files_quarantined"), "files_seen:ok_plus_quarantined",
+                     "every file seen is ok or quarantined"),
+            _no_rows("open_findings <> critical + warning + info", ("open_findings", "critical", "warning", "info"),
+                     "open_findings:sum_of_severities", "open findings = critical + warning + info"),
+            _no_rows("status = 'ok' AND open_findings > 0", ("status", "open_findings"),
+                     "status:ok_means_no_findings", "a run with open findings is not ok"),
+            _ordered("started_at", "finished_at", "a run finishes after it starts"),
+            _at_least("bytes_reclaimable", 0, "reclaimable bytes are >= 0"),
+        ],
+    }
+
+
+def layer_of(table: str) -> str:
+    return table.split("_", 1)[0]
+
+
+def build_suite(table: str, columns: Sequence[str], check_ids: Optional[Sequence[str]] = None) -> Suite:
+    """The suite for ``table`` given the columns its DataFrame has.
+
+    :param check_ids: known check ids for the gold suite (default: :data:`KNOWN_CHECK_IDS`).
+    """
+    have = set(columns)
+    table_rules = {**_bronze_and_silver_rules(), **_gold_rules(tuple(check_ids or KNOWN_CHECK_IDS))}
+    rules: List[Rule] = [] if layer_of(table) == "gold" else column_rules(columns)
+    # a table rule replaces a column rule with the same result key (e.g. gold's own partition rule)
+    specific = table_rules.get(table, [])
+    taken = {(r.expectation_type, r.column_key) for r in specific}
+    rules = [r for r in rules if (r.expectation_type, r.column_key) not in taken]
+    skipped = []
+    for rule in specific:
+        missing = tuple(c for c in rule.columns if c not in have)
+        if missing:
+            skipped.append((rule, missing))
+        else:
+            rules.append(rule)
+    return Suite(name=f"kafka_recon.{table}", table=table, rules=tuple(rules), skipped=tuple(skipped))

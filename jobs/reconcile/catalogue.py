@@ -1,0 +1,131 @@
+"""The check catalogue: conf/checks.yaml turned into typed specs, checked against the contract's id list.
+
+Checks are data (severity, texts, thresholds) so operators can tune them with ``--set`` and the README can
+be generated from the same source; the code only decides *which* rows are findings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Mapping, Tuple
+
+SEVERITIES = ("info", "warning", "critical")
+
+# docs/CONTRACTS.md, in this order. The catalogue must define exactly these.
+CHECK_IDS: Tuple[str, ...] = (
+    "STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "MISSING_REPLICA", "DUPLICATE_REPLICA",
+    "WRONG_LOG_DIR", "MISSING_PARTITION_METADATA", "CORRUPT_PARTITION_METADATA", "LINGERING_DELETE_DIR",
+    "STRAY_DIR", "UNKNOWN_LOG_DIR_ENTRY", "FOREIGN_LOG_DIR", "TOPIC_ID_DIVERGENCE",
+    "PID_BLOCK_OVERLAP", "PID_BLOCK_REGRESSION", "PID_MIGRATION_REUSE", "PID_OUTSIDE_BLOCKS",
+    "DELETE_INCOMPLETE", "DELETE_WITHOUT_CREATE", "ZK_DELETE_STUCK", "TOPIC_ID_CHANGED_WITHOUT_DELETE",
+    "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE",
+    "PARTITION_COUNT_CHANGED",
+    "METADATA_LOG_DIVERGENCE", "METADATA_LOG_GAP",
+)
+
+# One replica dir gets one finding: the lowest rank wins (docs/CONTRACTS.md "Precedence").
+REPLICA_PRECEDENCE: Tuple[str, ...] = (
+    "UNKNOWN_LOG_DIR_ENTRY",
+    "STRAY_DIR",
+    "MISSING_PARTITION_METADATA",
+    "CORRUPT_PARTITION_METADATA",
+    "TOPIC_ID_CHANGED_WITHOUT_DELETE",
+    "STALE_TOPIC_ID",
+    "DELETE_INCOMPLETE",
+    "ORPHAN_REPLICA",
+    "STRAY_NOT_ASSIGNED",
+    "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE",
+    "LINGERING_DELETE_DIR",
+    "DUPLICATE_REPLICA",
+    "WRONG_LOG_DIR",
+)
+
+FAMILIES = ("stale_replicas", "producer_ids", "deletes", "kip253", "metadata_log")
+
+
+class CatalogueError(ValueError):
+    """conf/checks.yaml does not define the contract's checks correctly."""
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    check_id: str
+    family: str
+    severity: str
+    title: str
+    description: str
+    why: str
+    message: str
+    remediation: str
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    file_delete_delay_ms: int
+    delete_grace_ms: int
+    zk_delete_stuck_after_ms: int
+    producer_id_block_size: int
+    kip253_report_partition_changes: bool
+    evidence_max_items: int
+
+    @property
+    def delete_limit_ms(self) -> int:
+        """How old a delete may be before its leftovers are findings."""
+        return self.file_delete_delay_ms + self.delete_grace_ms
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    checks: Dict[str, CheckSpec]
+    thresholds: Thresholds
+
+    def __getitem__(self, check_id: str) -> CheckSpec:
+        return self.checks[check_id]
+
+    def severities(self) -> Dict[str, str]:
+        return {c.check_id: c.severity for c in self.checks.values()}
+
+
+def _text(value) -> str:
+    return " ".join(str(value or "").split())
+
+
+def load_catalogue(cfg: Mapping) -> Catalogue:
+    """Build the catalogue from the merged configuration (``cfg['checks']`` and ``cfg['reconcile']``)."""
+    raw = dict(cfg.get("checks") or {})
+    missing = [c for c in CHECK_IDS if c not in raw]
+    unknown = sorted(set(raw) - set(CHECK_IDS))
+    if missing or unknown:
+        raise CatalogueError(f"conf/checks.yaml: missing checks {missing}, unknown checks {unknown}; "
+                             f"expected exactly {list(CHECK_IDS)}")
+    checks: Dict[str, CheckSpec] = {}
+    for check_id in CHECK_IDS:
+        entry = raw[check_id] or {}
+        severity = str(entry.get("severity", ""))
+        if severity not in SEVERITIES:
+            raise CatalogueError(f"checks.{check_id}.severity: expected one of {SEVERITIES}, got {severity!r}")
+        family = str(entry.get("family", ""))
+        if family not in FAMILIES:
+            raise CatalogueError(f"checks.{check_id}.family: expected one of {FAMILIES}, got {family!r}")
+        for key in ("title", "description", "why", "message", "remediation"):
+            if not _text(entry.get(key)):
+                raise CatalogueError(f"checks.{check_id}.{key} is empty")
+        checks[check_id] = CheckSpec(check_id, family, severity, _text(entry["title"]), _text(entry["description"]),
+                                     _text(entry["why"]), _text(entry["message"]), _text(entry["remediation"]))
+    rec = dict(cfg.get("reconcile") or {})
+    try:
+        thresholds = Thresholds(
+            file_delete_delay_ms=int(rec.get("file_delete_delay_ms", 60000)),
+            delete_grace_ms=int(rec.get("delete_grace_ms", 300000)),
+            zk_delete_stuck_after_ms=int(rec.get("zk_delete_stuck_after_ms", 360000)),
+            producer_id_block_size=int(rec.get("producer_id_block_size", 1000)),
+            kip253_report_partition_changes=bool(rec.get("kip253_report_partition_changes", True)),
+            evidence_max_items=int(rec.get("evidence_max_items", 20)),
+        )
+    except (TypeError, ValueError) as exc:
+        raise CatalogueError(f"conf/checks.yaml reconcile thresholds: {exc}") from None
+    for name in ("file_delete_delay_ms", "delete_grace_ms", "zk_delete_stuck_after_ms"):
+        if getattr(thresholds, name) < 0:
+            raise CatalogueError(f"reconcile.{name} must be >= 0, got {getattr(thresholds, name)}")
+    if thresholds.producer_id_block_size <= 0:
+        raise CatalogueError("reconcile.producer_id_block_size must be > 0")
+    return Catalogue(checks, thresholds)

@@ -1,0 +1,322 @@
+"""Stale-replica checks: one finding per replica dir (precedence in findings.py), plus per-partition
+MISSING_REPLICA / DUPLICATE_REPLICA / TOPIC_ID_DIVERGENCE and per-log-dir FOREIGN_LOG_DIR.
+
+Kafka's own rule (LogManager.isStrayKraftReplica) is reproduced by silver_replicas.classification:
+no topic id -> stray; id not in the image -> stray; broker not in replicas -> stray; else valid.
+"""
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from .check_rows import details, evidence, replica_key, rows
+from .context import CheckContext
+from .frames import basename, human_ms, int_list_text, iso, real_directory
+
+
+def _dir_values(extra: dict) -> dict:
+    base = {
+        "broker_id": F.col("broker_id"), "log_dir": F.col("log_dir_name"), "log_dir_path": F.col("log_dir"),
+        "dir_name": F.col("dir_name"), "topic_name": F.col("topic_name"), "topic_id": F.col("topic_id"),
+        "partition": F.col("partition"), "bytes": F.col("bytes"),
+        "replica_key": replica_key(F.col("broker_id"), F.col("log_dir"), F.col("dir_name")),
+    }
+    base.update(extra)
+    return base
+
+
+def _dir_evidence(**more):
+    return evidence(path=F.concat_ws("/", F.col("log_dir"), F.col("dir_name")), directory_id=F.col("directory_id"),
+                    entry_kind=F.col("entry_kind"), partition_metadata=F.col("pm_status"),
+                    partition_metadata_message=F.col("pm_message"), topic_id_on_disk=F.col("topic_id"),
+                    id_state=F.col("id_state"), live_topic_id=F.col("live_topic_id"),
+                    replicas=F.col("replicas"), segments=F.col("segment_count"), bytes=F.col("bytes"),
+                    newest_mtime=iso(F.col("newest_mtime")), log_start_offset=F.col("log_start_offset"),
+                    kafka_rule=F.col("reason"), **more)
+
+
+def _id_state_text():
+    return (F.when(F.col("id_state") == "deleted", F.concat(F.lit("deleted "), F.coalesce(iso(F.col("deleted_time")), F.lit("at an unknown time"))))
+            .when(F.col("id_state") == "live", F.lit("live"))
+            .when(F.col("id_state") == "none", F.lit("no topic id"))
+            .otherwise(F.lit("never known to the controller")))
+
+
+def per_dir_checks(ctx: CheckContext) -> DataFrame:
+    r = ctx.replicas
+    cls = F.col("classification")
+    parts = []
+    parts.append(rows(r.filter(cls == "missing_partition_metadata"), "MISSING_PARTITION_METADATA", _dir_values({
+        "topic_id": F.lit(None), "since": F.col("newest_mtime"),
+        "details": details(
+            live_topic_id=F.coalesce(F.col("live_topic_id"), F.lit("<live topic id>")),
+            live_note=F.when(F.col("live_topic_id").isNotNull(), F.concat(
+                F.lit(" (live id "), F.col("live_topic_id"),
+                F.when(F.col("assigned"), F.lit(", this broker is assigned)")).otherwise(F.lit(", this broker is not assigned)"))))
+            .otherwise(F.lit(" (no live topic of that name)"))),
+        "evidence": _dir_evidence(),
+    })))
+    consequence = (F.when(F.col("pm_status") == "log_dir_offline",
+                          F.concat(F.lit("the whole log dir "), F.col("log_dir_name"),
+                                   F.lit(" goes offline (KafkaStorageException) when the broker reads it")))
+                   .otherwise(F.lit("the broker fails to start (Error starting LogManager)")))
+    parts.append(rows(r.filter(cls == "corrupt_partition_metadata"), "CORRUPT_PARTITION_METADATA", _dir_values({
+        "topic_id": F.lit(None), "since": F.col("newest_mtime"),
+        "details": details(pm_message=F.col("pm_message"), consequence=consequence,
+                           live_topic_id=F.coalesce(F.col("live_topic_id"), F.lit("<live topic id>"))),
+        "evidence": _dir_evidence(consequence=consequence),
+    })))
+    parts.append(rows(r.filter(cls == "stale_topic_id"), "STALE_TOPIC_ID", _dir_values({
+        "since": F.col("deleted_time"),
+        "details": details(live_topic_id=F.col("live_topic_id"),
+                           deleted_at=F.coalesce(iso(F.col("deleted_time")), F.lit("before the retained history"))),
+        "evidence": _dir_evidence(deleted_time=iso(F.col("deleted_time"))),
+    })))
+    parts.append(rows(r.filter(cls == "orphan"), "ORPHAN_REPLICA", _dir_values({
+        "since": F.col("newest_mtime"),
+        "details": details(id_state=_id_state_text()),
+        "evidence": _dir_evidence(),
+    })))
+    parts.append(rows(r.filter(cls == "stray_not_assigned"), "STRAY_NOT_ASSIGNED", _dir_values({
+        "since": F.col("newest_mtime"),
+        "details": details(reason=F.col("reason")),
+        "evidence": _dir_evidence(),
+    })))
+    parts.append(rows(r.filter(cls == "stray_dir"), "STRAY_DIR", _dir_values({
+        "since": F.col("newest_mtime"),
+        "details": details(id_state=_id_state_text()),
+        "evidence": _dir_evidence(),
+    })))
+    return _union(parts)
+
+
+def _union(parts):
+    out = parts[0]
+    for p in parts[1:]:
+        out = out.unionByName(p)
+    return out
+
+
+def _removal_time(ctx: CheckContext, r: DataFrame) -> DataFrame:
+    """When the dir's replica left the broker (the delete timer's start), and the broker's registration."""
+    exits = ctx.view.exits.select("topic_id", "partition", "broker_id", "exit_time", "exit_offset", "exit_kind")
+    renamed = ctx.view.renamed_for_delete.groupBy("broker_id", "dir_name").agg(F.max("renamed_time").alias("renamed_time"))
+    inc = ctx.silver["silver_topic_incarnations"]
+    requested = (inc.filter(F.col("delete_requested_time").isNotNull()).groupBy("topic_name")
+                 .agg(F.max("delete_requested_time").alias("requested_time")))
+    regs = ctx.silver["silver_brokers"].select("broker_id", "registration_time")
+    bound = F.lit(ctx.view.ml.history_start_time).cast("timestamp")
+    out = (r.join(exits, ["topic_id", "partition", "broker_id"], "left")
+           .join(renamed, ["broker_id", "dir_name"], "left")
+           .join(requested, "topic_name", "left")
+           .join(regs, "broker_id", "left"))
+    removal = F.coalesce(F.when(F.col("id_state") == "deleted", F.col("deleted_time")), F.col("exit_time"),
+                         F.col("renamed_time"), F.col("requested_time"), bound)
+    source = (F.when((F.col("id_state") == "deleted") & F.col("deleted_time").isNotNull(), F.lit("topic delete"))
+              .when(F.col("exit_time").isNotNull(), F.concat(F.lit("replica "), F.col("exit_kind"), F.lit(" at offset "),
+                                                              F.col("exit_offset").cast("string")))
+              .when(F.col("renamed_time").isNotNull(), F.lit("rename logged in server.log"))
+              .when(F.col("requested_time").isNotNull(), F.lit("ZooKeeper delete marker"))
+              .when(bound.isNotNull(), F.lit("before the retained metadata history (upper bound)")))
+    return (out.withColumn("removal_time", removal).withColumn("removal_source", source)
+            .withColumn("timer_start", F.greatest("removal_time", "registration_time")))
+
+
+def delete_dir_checks(ctx: CheckContext) -> DataFrame:
+    """-delete dirs: LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE when the controller still assigns the replica
+    here, else LINGERING_DELETE_DIR once older than file.delete.delay.ms + grace."""
+    r = ctx.replicas
+    deletes = r.filter(F.col("classification") == "delete_dir")
+    present = (r.filter(F.col("entry_kind").isin("partition", "future") & F.col("topic_id").isNotNull())
+               .select("broker_id", "topic_id", "partition").distinct().withColumn("_has_copy", F.lit(True)))
+    inc = ctx.silver["silver_topic_incarnations"]
+    pending = inc.filter("delete_pending").select("topic_id").distinct().withColumn("_pending", F.lit(True))
+    d = (deletes.join(present, ["broker_id", "topic_id", "partition"], "left")
+         .join(pending, "topic_id", "left"))
+    local = d.filter((F.col("id_state") == "live") & F.col("assigned") & F.col("_has_copy").isNull()
+                     & F.col("_pending").isNull())
+    limit = ctx.thresholds.delete_limit_ms
+    parts = [rows(local, "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE", _dir_values({
+        "since": F.col("newest_mtime"),
+        "details": details(),
+        "evidence": _dir_evidence(note=F.lit("topic live, broker in replicas, no other copy on the broker")),
+    }))]
+    rest = _removal_time(ctx, d.join(local.select("broker_id", "log_dir", "dir_name").withColumn("_local", F.lit(True)),
+                                     ["broker_id", "log_dir", "dir_name"], "left").filter(F.col("_local").isNull()))
+    age = ctx.age_ms(F.col("timer_start"))
+    lingering = rest.filter(F.col("timer_start").isNotNull() & (age > F.lit(limit)))
+    parts.append(rows(lingering, "LINGERING_DELETE_DIR", _dir_values({
+        "since": F.col("timer_start"),
+        "details": details(age=human_ms(age), limit=human_ms(F.lit(limit))),
+        "evidence": _dir_evidence(removal_time=iso(F.col("removal_time")), removal_source=F.col("removal_source"),
+                                  broker_registration_time=iso(F.col("registration_time")),
+                                  timer_start=iso(F.col("timer_start")), age_ms=age, limit_ms=F.lit(limit)),
+    })))
+    return _union(parts)
+
+
+def delete_incomplete(ctx: CheckContext) -> DataFrame:
+    """Dirs (not renamed) of a deleted topic id, past the delete delay: one finding per topic id + broker."""
+    r = ctx.replicas.filter(F.col("classification") == "deleted")
+    regs = ctx.silver["silver_brokers"].select("broker_id", "registration_time")
+    t = r.join(regs, "broker_id", "left").withColumn("timer_start", F.greatest("deleted_time", "registration_time"))
+    limit = ctx.thresholds.delete_limit_ms
+    late = t.filter(F.col("timer_start").isNotNull() & (ctx.age_ms(F.col("timer_start")) > F.lit(limit)))
+    n = ctx.thresholds.evidence_max_items
+    g = late.groupBy("broker_id", "topic_id").agg(
+        F.first("topic_name", ignorenulls=True).alias("topic_name"), F.sum("bytes").alias("bytes"),
+        F.count("*").alias("dirs"), F.max("deleted_time").alias("deleted_time"),
+        F.max("registration_time").alias("registration_time"),
+        F.sort_array(F.collect_list(F.concat_ws("/", "log_dir", "dir_name"))).alias("paths"),
+        F.collect_list(replica_key(F.col("broker_id"), F.col("log_dir"), F.col("dir_name"))).alias("keys"))
+    out = rows(g, "DELETE_INCOMPLETE", {
+        "broker_id": F.col("broker_id"), "topic_name": F.col("topic_name"), "topic_id": F.col("topic_id"),
+        "bytes": F.col("bytes"), "since": F.col("deleted_time"),
+        "details": details(dirs=F.col("dirs"), paths=F.array_join(F.slice("paths", 1, n), ", ")),
+        "evidence": evidence(paths=F.slice("paths", 1, n), dirs=F.col("dirs"), bytes=F.col("bytes"),
+                             deleted_time=iso(F.col("deleted_time")),
+                             broker_registration_time=iso(F.col("registration_time")), limit_ms=F.lit(limit)),
+    })
+    return out
+
+
+def missing_replicas(ctx: CheckContext) -> DataFrame:
+    """Assigned (topic id, partition, broker) with no dir on a captured broker."""
+    brokers = ctx.silver["silver_brokers"].filter("captured").select("broker_id")
+    dir_ids = (ctx.bronze["bronze_log_dirs"].filter(F.col("directory_id").isNotNull())
+               .select("broker_id", F.col("directory_id").alias("_captured_dir")).withColumn("_dir_seen", F.lit(True)))
+    a = (ctx.silver["silver_partition_assignments"].filter(~F.col("marked_for_deletion"))
+         .select("topic_id", "topic_name", "partition", "replicas", "directories", "last_change_time",
+                 F.posexplode("replicas").alias("_i", "broker_id"))
+         .withColumn("assigned_dir", F.try_element_at("directories", (F.col("_i") + 1).cast("int")))
+         .join(brokers, "broker_id"))
+    r = ctx.replicas
+    by_id = (r.filter(F.col("entry_kind").isin("partition", "future", "delete") & F.col("topic_id").isNotNull())
+             .select("broker_id", "topic_id", "partition").distinct().withColumn("_by_id", F.lit(True)))
+    by_name = (r.filter(F.col("entry_kind").isin("partition", "future"))
+               .select("broker_id", F.col("topic_from_name").alias("topic_name"), "partition").distinct()
+               .withColumn("_by_name", F.lit(True)))
+    m = (a.join(by_id, ["broker_id", "topic_id", "partition"], "left")
+         .join(by_name, ["broker_id", "topic_name", "partition"], "left")
+         .join(dir_ids, (a["broker_id"] == dir_ids["broker_id"]) & (F.col("assigned_dir") == F.col("_captured_dir")), "left")
+         .drop(dir_ids["broker_id"]))
+    has_dirs = (ctx.bronze["bronze_log_dirs"].filter(F.col("directory_id").isNotNull())
+                .select("broker_id").distinct().withColumn("_broker_has_dir_ids", F.lit(True)))
+    m = m.join(has_dirs, "broker_id", "left")
+    dir_visible = (~real_directory(F.col("assigned_dir")) | F.col("_dir_seen").isNotNull()
+                   | F.col("_broker_has_dir_ids").isNull())
+    missing = m.filter(F.col("_by_id").isNull() & F.col("_by_name").isNull() & dir_visible)
+    return rows(missing, "MISSING_REPLICA", {
+        "broker_id": F.col("broker_id"), "topic_name": F.col("topic_name"), "topic_id": F.col("topic_id"),
+        "partition": F.col("partition"), "since": F.col("last_change_time"), "bytes": F.lit(0),
+        "details": details(dir_hint=F.when(real_directory(F.col("assigned_dir")),
+                                           F.concat(F.lit(" (assigned directory "), F.col("assigned_dir"), F.lit(")")))
+                           .otherwise(F.lit(""))),
+        "evidence": evidence(replicas=F.col("replicas"), assigned_directory_id=F.col("assigned_dir"),
+                             last_change_time=iso(F.col("last_change_time"))),
+    })
+
+
+def duplicates_and_wrong_dirs(ctx: CheckContext) -> DataFrame:
+    r = ctx.replicas
+    valid = r.filter((F.col("classification") == "valid") & (F.col("entry_kind") == "partition"))
+    grp = Window.partitionBy("broker_id", "topic_id", "partition")
+    v = (valid.withColumn("_copies", F.count("*").over(grp))
+         .withColumn("_in_assigned", F.coalesce(F.col("directory_id") == F.col("assigned_directory_id"), F.lit(False))))
+    dups = v.filter(F.col("_copies") > 1)
+    # the extra copy: not in the assigned dir; without directories, all but the first path
+    pick = Window.partitionBy("broker_id", "topic_id", "partition").orderBy(F.col("_in_assigned").desc(), "log_dir")
+    dups = dups.withColumn("_rank", F.row_number().over(pick))
+    info = dups.groupBy("broker_id", "topic_id", "partition").agg(
+        F.sort_array(F.collect_list("log_dir_name")).alias("_log_dirs"),
+        F.sort_array(F.collect_list(F.concat_ws("/", "log_dir", "dir_name"))).alias("_paths"),
+        F.max(F.when(F.col("_in_assigned"), F.col("log_dir_name"))).alias("_assigned_name"),
+        F.sum(F.when(F.col("_rank") > 1, F.col("bytes"))).alias("_extra_bytes"),
+        F.collect_list(F.when(F.col("_rank") > 1, F.concat_ws("/", "log_dir", "dir_name"))).alias("_extra"))
+    extra = dups.filter(F.col("_rank") == 2).join(info, ["broker_id", "topic_id", "partition"])
+    out = [rows(extra, "DUPLICATE_REPLICA", _dir_values({
+        "bytes": F.col("_extra_bytes"), "since": F.col("newest_mtime"),
+        "details": details(log_dirs=F.array_join("_log_dirs", " and "),
+                           assigned_log_dir=F.coalesce(F.col("_assigned_name"), F.lit("no directory (not tracked)")),
+                           extra_paths=F.array_join("_extra", ", ")),
+        "evidence": evidence(paths=F.col("_paths"), assigned_directory_id=F.col("assigned_directory_id"),
+                             kafka_error=F.format_string("Duplicate log directories for %s-%d are found in both %s",
+                                                         F.col("topic_name"), F.col("partition"),
+                                                         F.array_join("_paths", " and "))),
+    }))]
+    futures = (r.filter(F.col("entry_kind") == "future").select(
+        "broker_id", "topic_id", "partition", F.col("directory_id").alias("_future_dir"))
+        .withColumn("_moving", F.lit(True)))
+    dirs = ctx.bronze["bronze_log_dirs"].select("broker_id", F.col("directory_id").alias("assigned_directory_id"),
+                                                basename(F.col("log_dir")).alias("_assigned_dir_name"))
+    w = (v.filter(F.col("_copies") == 1)
+         .filter(real_directory(F.col("assigned_directory_id")) & F.col("directory_id").isNotNull()
+                 & (F.col("directory_id") != F.col("assigned_directory_id")))
+         .join(futures, (v["broker_id"] == futures["broker_id"]) & (v["topic_id"] == futures["topic_id"])
+               & (v["partition"] == futures["partition"])
+               & (futures["_future_dir"] == v["assigned_directory_id"]), "left_anti")
+         .join(dirs, ["broker_id", "assigned_directory_id"], "left"))
+    out.append(rows(w, "WRONG_LOG_DIR", _dir_values({
+        "since": F.col("newest_mtime"),
+        "details": details(directory_id=F.col("directory_id"), assigned_directory_id=F.col("assigned_directory_id"),
+                           assigned_log_dir_note=F.when(F.col("_assigned_dir_name").isNotNull(),
+                                                        F.concat(F.lit(" ("), F.col("_assigned_dir_name"), F.lit(")")))
+                           .otherwise(F.lit(" (not among the broker's captured log dirs)"))),
+        "evidence": _dir_evidence(assigned_directory_id=F.col("assigned_directory_id"),
+                                  assigned_log_dir=F.col("_assigned_dir_name")),
+    })))
+    return _union(out)
+
+
+def unknown_entries(ctx: CheckContext) -> DataFrame:
+    e = ctx.bronze["bronze_dir_entries"].filter((F.col("entry_kind") == "non_kafka") & F.coalesce(F.col("is_dir"), F.lit(True)))
+    return rows(e, "UNKNOWN_LOG_DIR_ENTRY", {
+        "broker_id": F.col("broker_id"), "log_dir": basename(F.col("log_dir")), "log_dir_path": F.col("log_dir"),
+        "dir_name": F.col("entry_name"), "bytes": F.col("bytes"), "since": F.col("newest_mtime"),
+        "replica_key": replica_key(F.col("broker_id"), F.col("log_dir"), F.col("entry_name")),
+        "details": details(name_error=F.coalesce(F.split(F.col("name_error"), "\n").getItem(0),
+                                                 F.lit("not topic-partition"))),
+        "evidence": evidence(path=F.concat_ws("/", F.col("log_dir"), F.col("entry_name")), is_dir=F.col("is_dir"),
+                             kafka_error=F.col("name_error"), bytes=F.col("bytes")),
+    })
+
+
+def foreign_log_dirs(ctx: CheckContext) -> DataFrame:
+    if ctx.cluster_id is None:
+        return rows(ctx.bronze["bronze_log_dirs"].limit(0), "FOREIGN_LOG_DIR", {})
+    dirs = ctx.bronze["bronze_log_dirs"].filter(F.col("cluster_id").isNotNull() & (F.col("cluster_id") != F.lit(ctx.cluster_id)))
+    sizes = ctx.bronze["bronze_dir_entries"].groupBy("broker_id", "log_dir").agg(F.sum("bytes").alias("bytes"),
+                                                                                 F.count("*").alias("entries"))
+    d = dirs.join(sizes, ["broker_id", "log_dir"], "left")
+    return rows(d, "FOREIGN_LOG_DIR", {
+        "broker_id": F.col("broker_id"), "log_dir": basename(F.col("log_dir")), "log_dir_path": F.col("log_dir"),
+        "bytes": F.col("bytes"),
+        "details": details(found_cluster_id=F.col("cluster_id"), cluster_id=F.lit(ctx.cluster_id)),
+        "evidence": evidence(path=F.col("log_dir"), meta_properties_cluster_id=F.col("cluster_id"),
+                             cluster_id=F.lit(ctx.cluster_id), directory_id=F.col("directory_id"),
+                             entries=F.col("entries")),
+    })
+
+
+def topic_id_divergence(ctx: CheckContext) -> DataFrame:
+    """Replicas of one partition with different ids when the controller has no id to decide."""
+    r = ctx.replicas.filter((F.col("entry_kind") == "partition") & F.col("topic_id").isNotNull()
+                            & F.col("live_topic_id").isNull()
+                            & F.col("classification").isin("valid", "stray_not_assigned", "no_controller_view"))
+    g = r.groupBy(F.col("topic_from_name").alias("topic_name"), "partition").agg(
+        F.countDistinct("topic_id").alias("_ids"),
+        F.sort_array(F.collect_set("topic_id")).alias("ids"),
+        F.sort_array(F.collect_list(F.concat(F.lit("broker "), F.col("broker_id").cast("string"), F.lit(": "),
+                                             F.col("topic_id")))).alias("where"),
+        F.sum("bytes").alias("bytes"))
+    g = g.filter(F.col("_ids") > 1)
+    return rows(g, "TOPIC_ID_DIVERGENCE", {
+        "topic_name": F.col("topic_name"), "partition": F.col("partition"), "bytes": F.col("bytes"),
+        "details": details(ids=F.array_join("ids", ", "), where=F.array_join("where", "; ")),
+        "evidence": evidence(ids=F.col("ids"), replicas=F.col("where")),
+    })
+
+
+def all_checks(ctx: CheckContext):
+    return [per_dir_checks(ctx), delete_dir_checks(ctx), delete_incomplete(ctx), missing_replicas(ctx),
+            duplicates_and_wrong_dirs(ctx), unknown_entries(ctx), foreign_log_dirs(ctx), topic_id_divergence(ctx)]

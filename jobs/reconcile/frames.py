@@ -1,0 +1,83 @@
+"""Small DataFrame helpers shared by the reconcile modules: conforming to table specs, names, times, JSON."""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs.tables.spec import TableSpec
+
+# Reserved directory ids (server-common DirectoryId.java): UNASSIGNED, LOST, MIGRATING are not real dirs.
+RESERVED_DIRECTORY_IDS = ("AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg")
+
+
+def empty(spark: SparkSession, spec: TableSpec) -> DataFrame:
+    return spark.createDataFrame([], spec.spark_schema())
+
+
+def conform(df: DataFrame, spec: TableSpec) -> DataFrame:
+    """``df`` with exactly the spec's columns, in order and typed; absent columns become typed nulls."""
+    schema = {f.name: f.dataType for f in spec.spark_schema().fields}
+    present = set(df.columns)
+    return df.select(*[(F.col(name) if name in present else F.lit(None)).cast(dtype).alias(name)
+                       for name, dtype in schema.items()])
+
+
+def conform_all(spark: SparkSession, frames: Mapping[str, DataFrame], specs: Iterable[TableSpec]) -> dict:
+    """Every spec'd table as a conformed DataFrame; a table the caller did not pass is empty."""
+    out = {}
+    for spec in specs:
+        df = frames.get(spec.name)
+        out[spec.name] = conform(df, spec) if df is not None else empty(spark, spec)
+    return out
+
+
+def basename(path: Column) -> Column:
+    """Last component of a path or URI, ignoring trailing slashes."""
+    return F.regexp_extract(path, r"([^/\\]+)[/\\]*$", 1)
+
+
+def iso(ts: Column) -> Column:
+    return F.date_format(ts, "yyyy-MM-dd'T'HH:mm:ss'Z'")
+
+
+def human_bytes(b: Column) -> Column:
+    """1.5 GiB, 12.0 MiB, 340 B: for messages."""
+    d = b.cast("double")
+    return (F.when(b.isNull(), F.lit("? bytes"))
+            .when(b >= 1 << 40, F.concat(F.format_number(d / float(1 << 40), 1), F.lit(" TiB")))
+            .when(b >= 1 << 30, F.concat(F.format_number(d / float(1 << 30), 1), F.lit(" GiB")))
+            .when(b >= 1 << 20, F.concat(F.format_number(d / float(1 << 20), 1), F.lit(" MiB")))
+            .when(b >= 1 << 10, F.concat(F.format_number(d / float(1 << 10), 1), F.lit(" KiB")))
+            .otherwise(F.concat(b.cast("string"), F.lit(" B"))))
+
+
+def human_ms(ms: Column) -> Column:
+    """A duration in ms as '3d 4h', '12m 5s' ...: for messages."""
+    s = F.floor(ms / 1000).cast("long")
+    return (F.when(ms.isNull(), F.lit("unknown age"))
+            .when(s >= 86400, F.format_string("%dd %dh", F.floor(s / 86400).cast("long"), F.floor((s % 86400) / 3600).cast("long")))
+            .when(s >= 3600, F.format_string("%dh %dm", F.floor(s / 3600).cast("long"), F.floor((s % 3600) / 60).cast("long")))
+            .when(s >= 60, F.format_string("%dm %ds", F.floor(s / 60).cast("long"), (s % 60)))
+            .otherwise(F.format_string("%ds", s)))
+
+
+def millis(ts: Column) -> Column:
+    """Timestamp -> epoch milliseconds (long)."""
+    return F.unix_millis(ts)
+
+
+def real_directory(dir_id: Column) -> Column:
+    """True when a directory id names a real log dir (not UNASSIGNED/LOST/MIGRATING or null)."""
+    return dir_id.isNotNull() & ~dir_id.isin(*RESERVED_DIRECTORY_IDS)
+
+
+def assigned_element(arr: Column, replicas: Column, broker: Column) -> Column:
+    """The element of ``arr`` aligned with ``broker``'s position in ``replicas`` (null when absent)."""
+    pos = F.array_position(replicas, broker).cast("int")
+    return F.when(pos > 0, F.try_element_at(arr, pos))
+
+
+def int_list_text(arr: Column) -> Column:
+    return F.concat(F.lit("["), F.array_join(arr.cast("array<string>"), ", "), F.lit("]"))

@@ -1,0 +1,150 @@
+"""The authoritative KRaft metadata log as two DataFrames: the image at capture and the retained history.
+
+image   = records of the authoritative copy's newest snapshot (``pos`` < 0, in snapshot order) + log records
+          with offset >= the snapshot's end offset (``pos`` = offset): replaying it gives the controller's
+          state at capture.
+history = every retained log record (offset = pos >= 0) of every copy that agrees with the authoritative
+          one up to that offset, once per offset: it dates creations and deletions.
+Records inside an aborted (or never-ended) metadata transaction are dropped, as Kafka's replay does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Optional
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+SNAPSHOT_POS_BASE = -(1 << 40)  # snapshot records sort before every log offset
+TXN_MARKERS = ("BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD")
+
+
+@dataclass
+class MetadataLog:
+    present: bool
+    authoritative_copy: Optional[str]
+    snapshot_end: Optional[int]            # exclusive end offset of the newest snapshot, None without one
+    history_start: Optional[int]           # first retained log offset
+    history_start_time: Optional[datetime]
+    snapshot_time_bound: Optional[datetime]  # newest time the snapshot can contain (lastContainedLogTimestamp)
+    image: DataFrame
+    history: DataFrame
+    log_records: DataFrame                 # every copy's log records incl. control (for gaps/divergence)
+    divergence: DataFrame                  # copy_id, source_broker_id, diverges_at_offset
+
+    @property
+    def covers_from_start(self) -> bool:
+        """The image is complete: a snapshot, or a log that starts at offset 0."""
+        return self.present and (self.snapshot_end is not None or self.history_start == 0)
+
+
+def _section():
+    """log, snapshot or bootstrap: the ingest's ``section``, else inferred from ``source_kind``."""
+    kind = F.coalesce(F.col("source_kind"), F.lit("segment"))
+    return F.coalesce(F.col("section"), F.when(kind.isin("snapshot", "bootstrap"), kind).otherwise(F.lit("log")))
+
+
+def _is_log(_unused=None):
+    return _section() == "log"
+
+
+def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFrame) -> MetadataLog:
+    recs = records.filter(F.col("offset").isNotNull())
+    from_copies = True
+    auth = (copies.filter(F.col("is_authoritative"))
+            .orderBy(F.col("last_offset").desc_nulls_last(), "copy_id")
+            .select("copy_id", F.col("sequence_snapshot_end_offset").alias("snapshot_end_offset"),
+                    "first_offset").limit(1).collect())
+    if not auth:  # no copies table: the copy reaching the highest offset, from its newest snapshot
+        from_copies = False
+        auth = (recs.groupBy("copy_id")
+                .agg(F.max(F.when(_is_log(), F.col("offset"))).alias("last"),
+                     F.max(F.when(_section() == "snapshot", F.col("snapshot_end_offset"))).alias("snapshot_end_offset"),
+                     F.min(F.when(_is_log(), F.col("offset"))).alias("first_offset"))
+                .orderBy(F.col("last").desc_nulls_last(), F.col("snapshot_end_offset").desc_nulls_last(), "copy_id")
+                .select("copy_id", "snapshot_end_offset", "first_offset").limit(1).collect())
+    empty_hist = recs.limit(0).withColumn("pos", F.lit(None).cast("long")).withColumn("group_key", F.lit(None).cast("long"))
+    if not auth:
+        return MetadataLog(False, None, None, None, None, None, empty_hist, empty_hist, recs.limit(0),
+                           spark.createDataFrame([], "copy_id string, source_broker_id int, diverges_at_offset long"))
+    copy_id = auth[0]["copy_id"]
+    auth_snaps = recs.filter((F.col("copy_id") == copy_id) & (_section() == "snapshot"))
+    snap_end = auth[0]["snapshot_end_offset"]
+    if snap_end is None and auth[0]["first_offset"] not in (0, None) and from_copies:
+        # the ingest found no snapshot its log continues: take the newest one that reaches the log
+        row = auth_snaps.filter(F.col("snapshot_end_offset") >= F.lit(auth[0]["first_offset"])).agg(
+            F.min("snapshot_end_offset").alias("s")).collect()
+        snap_end = row[0]["s"] if row else None
+
+    log_records = recs.filter(_is_log())
+    if from_copies:
+        divergence = copies.filter(F.col("diverges_at_offset").isNotNull()).select(
+            "copy_id", "source_broker_id", "diverges_at_offset")
+    else:
+        divergence = _divergence(log_records, copy_id)
+    consistent = (log_records.join(divergence.select("copy_id", "diverges_at_offset"), "copy_id", "left")
+                  .filter(F.col("diverges_at_offset").isNull() | (F.col("offset") < F.col("diverges_at_offset")))
+                  .drop("diverges_at_offset"))
+    once = Window.partitionBy("offset").orderBy((F.col("copy_id") == copy_id).desc(), "copy_id")
+    history = (consistent.withColumn("_rn", F.row_number().over(once)).filter("_rn = 1").drop("_rn")
+               .withColumn("pos", F.col("offset")))
+    history = _drop_uncommitted(history)
+    history_data = history.filter(~F.coalesce(F.col("is_control"), F.lit(False)) & F.col("error_kind").isNull()
+                                  & ~F.col("record_type").isin(*TXN_MARKERS))
+
+    stats = history.agg(F.min("offset").alias("start"), F.min_by("append_time", "offset").alias("start_time")).collect()[0]
+    bound = None
+    if snap_end is not None:
+        snap = auth_snaps.filter(F.col("snapshot_end_offset") == snap_end)
+        row = snap.agg(
+            F.max(F.when(F.col("record_type") == "SNAPSHOT_HEADER",
+                         F.coalesce(F.get_json_object("payload_json", "$.lastContainedLogTimestamp"),
+                                    F.get_json_object("payload_json", "$.data.lastContainedLogTimestamp"))
+                         .cast("long"))).alias("ms"),
+            F.min("append_time").alias("written")).collect()[0]
+        if row["ms"] is not None:
+            bound = datetime.fromtimestamp(row["ms"] / 1000.0, tz=timezone.utc)
+        else:
+            bound = row["written"]
+        snap_data = (snap.filter(~F.coalesce(F.col("is_control"), F.lit(False)) & F.col("error_kind").isNull())
+                     .withColumn("pos", F.col("offset") + F.lit(SNAPSHOT_POS_BASE))
+                     .withColumn("group_key", F.lit(None).cast("long")))
+        tail = history_data.filter(F.col("offset") >= F.lit(snap_end))
+        image = snap_data.unionByName(tail)
+    else:
+        image = history_data
+    return MetadataLog(True, copy_id, snap_end, stats["start"], stats["start_time"], bound, image, history_data,
+                       log_records, divergence)
+
+
+def _divergence(log_records: DataFrame, auth_copy: str) -> DataFrame:
+    """Per other copy: the first offset where its record differs from the authoritative copy's."""
+    ours = (log_records.filter(F.col("copy_id") == auth_copy)
+            .select("offset", F.col("record_hash").alias("ours")).dropDuplicates(["offset"]))
+    theirs = log_records.filter(F.col("copy_id") != auth_copy).select("copy_id", "source_broker_id", "offset",
+                                                                       F.col("record_hash").alias("theirs"))
+    return (theirs.join(ours, "offset")
+            .filter(F.col("ours").isNotNull() & F.col("theirs").isNotNull() & (F.col("ours") != F.col("theirs")))
+            .groupBy("copy_id").agg(F.first("source_broker_id", ignorenulls=True).alias("source_broker_id"),
+                                     F.min("offset").alias("diverges_at_offset")))
+
+
+def _drop_uncommitted(history: DataFrame) -> DataFrame:
+    """Drop records between BeginTransaction and AbortTransaction (or a Begin never ended); tag each record
+    with ``group_key`` = its transaction's Begin offset, else its batch base offset (one atomic change)."""
+    marker = F.when(F.col("record_type").isin(*TXN_MARKERS), F.col("record_type"))
+    before = Window.orderBy("offset").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    after = Window.orderBy("offset").rowsBetween(Window.currentRow, Window.unboundedFollowing)
+    end_marker = F.when(F.col("record_type").isin("END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD"),
+                        F.col("record_type"))
+    tagged = (history
+              .withColumn("_last_marker", F.last(marker, ignorenulls=True).over(before))
+              .withColumn("_last_begin", F.last(F.when(F.col("record_type") == "BEGIN_TRANSACTION_RECORD",
+                                                       F.col("offset")), ignorenulls=True).over(before))
+              .withColumn("_next_end", F.first(end_marker, ignorenulls=True).over(after)))
+    in_txn = F.col("_last_marker") == "BEGIN_TRANSACTION_RECORD"
+    keep = ~in_txn | (F.col("_next_end") == "END_TRANSACTION_RECORD")
+    return (tagged.filter(keep)
+            .withColumn("group_key", F.when(in_txn, F.col("_last_begin")).otherwise(F.col("batch_base_offset")))
+            .drop("_last_marker", "_last_begin", "_next_end"))

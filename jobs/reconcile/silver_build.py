@@ -1,0 +1,227 @@
+"""Silver builders: the controller's view (KRaft replay or ZooKeeper znodes) and every replica dir joined
+to it by topic id. Pure DataFrame transforms; the few driver collects are scalars (cluster id, mode)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from . import kraft_view, zk_view
+from .catalogue import Thresholds
+from .frames import assigned_element, basename, int_list_text
+from .metadata_log import MetadataLog, build_metadata_log
+
+REPLICA_KINDS = ("partition", "future", "delete", "stray")
+
+
+@dataclass
+class ControllerView:
+    mode: str                  # kraft, migration, zookeeper, none
+    cluster_id: Optional[str]
+    ml: MetadataLog
+    incarnations: DataFrame
+    assignments: DataFrame
+    brokers: DataFrame
+    exits: DataFrame           # topic_id, partition, broker_id, exit_offset, exit_time, exit_kind
+    pid_blocks: DataFrame
+    renamed_for_delete: DataFrame
+
+    @property
+    def kraft_rules(self) -> bool:
+        """Brokers apply KRaft's stray rules (a dir without topic id is stray)."""
+        return self.mode in ("kraft", "migration")
+
+    @property
+    def known(self) -> bool:
+        return self.mode != "none"
+
+
+def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds) -> ControllerView:
+    ml = build_metadata_log(spark, bronze["bronze_metadata_records"], bronze["bronze_metadata_copies"])
+    events = bronze["bronze_zk_events"]
+    has_zk = events.filter(F.col("source_kind") == "znode_dump").limit(1).count() > 0
+    has_kraft = ml.present and ml.image.limit(1).count() > 0
+    migrating = False
+    if has_kraft:
+        row = (ml.image.filter(F.col("record_type") == "ZK_MIGRATION_STATE_RECORD")
+               .agg(F.max_by("zk_migration_state", "pos").alias("s")).collect())
+        state = row[0]["s"] if row else None
+        zk_dirs = bronze["bronze_log_dirs"].filter(F.col("meta_version") == 0).limit(1).count() > 0
+        migrating = has_zk or zk_dirs or state in (1, 2)
+    mode = "migration" if migrating else "kraft" if has_kraft else "zookeeper" if has_zk else "none"
+
+    zk_cluster = zk_view.cluster_id(events).limit(1).collect() if has_zk else []
+    if zk_cluster:
+        cluster = zk_cluster[0]["cluster_id"]
+    else:
+        rows = (bronze["bronze_log_dirs"].filter(F.col("cluster_id").isNotNull()).groupBy("cluster_id").count()
+                .orderBy(F.col("count").desc(), "cluster_id").limit(1).collect())
+        cluster = rows[0]["cluster_id"] if rows else None
+
+    size = thresholds.producer_id_block_size
+    if has_kraft:
+        inc, asg, brk = kraft_view.incarnations(ml), kraft_view.assignments(ml), kraft_view.brokers(ml)
+        exits = kraft_view.replica_exits(ml)
+        pids = kraft_view.producer_id_records(ml, size)
+        if has_zk:
+            pids = pids.unionByName(zk_view.producer_id_blocks(events, migrating=True))
+    elif has_zk:
+        inc, asg, brk = zk_view.incarnations(events), zk_view.assignments(events), zk_view.brokers(events)
+        exits = spark.createDataFrame([], "topic_id string, partition int, broker_id int, exit_offset long, "
+                                          "exit_time timestamp, exit_kind string")
+        pids = zk_view.producer_id_blocks(events, migrating=False)
+    else:
+        inc = _empty_like(spark, "silver_topic_incarnations")
+        asg = _empty_like(spark, "silver_partition_assignments")
+        brk = spark.createDataFrame([], "broker_id int, registered boolean, fenced boolean, broker_epoch long, "
+                                        "registration_offset long, registration_time timestamp, "
+                                        "registered_log_dirs array<string>, source string")
+        exits = spark.createDataFrame([], "topic_id string, partition int, broker_id int, exit_offset long, "
+                                          "exit_time timestamp, exit_kind string")
+        pids = _empty_like(spark, "silver_producer_id_blocks")
+    return ControllerView(mode, cluster, ml, inc, asg, brk, exits, pids, zk_view.renamed_for_delete(events))
+
+
+def _empty_like(spark: SparkSession, name: str) -> DataFrame:
+    from jobs.tables.registry import spec
+    return spark.createDataFrame([], spec(name).spark_schema())
+
+
+def silver_brokers(view: ControllerView, log_dirs: DataFrame, capture_time) -> DataFrame:
+    captured = log_dirs.filter(F.col("broker_id").isNotNull()).groupBy("broker_id").agg(
+        F.count("*").cast("int").alias("log_dir_count"))
+    assigned = view.assignments.select(F.explode("replicas").alias("broker_id")).distinct()
+    ids = (view.brokers.select("broker_id").unionByName(captured.select("broker_id"))
+           .unionByName(assigned.select("broker_id")).distinct())
+    out = ids.join(view.brokers, "broker_id", "left").join(captured, "broker_id", "left")
+    registered = F.coalesce(F.col("registered"), F.lit(False))
+    fenced = F.coalesce(F.col("fenced"), F.lit(False))
+    return out.select(
+        F.col("broker_id").cast("int").alias("broker_id"),
+        F.when(~registered, "absent").when(fenced, "fenced").otherwise("active").alias("state"),
+        registered.alias("registered"), (registered & fenced).alias("fenced"),
+        "broker_epoch", "registration_offset", "registration_time", "registered_log_dirs",
+        F.col("log_dir_count").isNotNull().alias("captured"),
+        F.coalesce("log_dir_count", F.lit(0)).alias("log_dir_count"),
+        F.coalesce("source", F.lit("capture")).alias("source"),
+    )
+
+
+def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Every replica dir joined to its incarnation (by topic id), the live id of its name, and its assignment."""
+    d = (dir_entries.filter(F.col("entry_kind").isin(*REPLICA_KINDS))
+         .select("broker_id", "log_dir", basename(F.col("log_dir")).alias("log_dir_name"), "directory_id",
+                 F.col("entry_name").alias("dir_name"), "entry_kind", F.col("topic").alias("topic_from_name"),
+                 "partition", "topic_id", "pm_status", "pm_message", "bytes", "segment_count", "newest_mtime",
+                 "log_start_offset", "newest_segment_offset"))
+    inc = view.incarnations
+    by_id = (inc.filter(F.col("topic_id").isNotNull()).groupBy("topic_id").agg(
+        F.first("topic_name", ignorenulls=True).alias("inc_name"), F.max("is_live").alias("_live"),
+        F.max("deleted").alias("_deleted"), F.max("deleted_time").alias("_deleted_time")))
+    live_names = (inc.filter("is_live").groupBy("topic_name")
+                  .agg(F.first("topic_id", ignorenulls=True).alias("live_topic_id"))
+                  .withColumn("_name_live", F.lit(True)))
+    name_deleted = (inc.filter("deleted OR delete_pending").groupBy("topic_name")
+                    .agg(F.max("deleted_time").alias("_name_deleted_time"),
+                         F.max(F.col("deleted")).alias("_name_deleted"))
+                    .withColumn("name_delete_evidence", F.lit(True)))
+    parsed_name = F.when(F.col("entry_kind").isin("partition", "future"), F.col("topic_from_name"))
+    r = (d.join(by_id, "topic_id", "left")
+         .withColumn("topic_name", F.coalesce("inc_name", "topic_from_name"))
+         .join(live_names, "topic_name", "left")
+         .join(name_deleted, "topic_name", "left"))
+    zk_only = F.lit(view.mode == "zookeeper")
+    id_state = (F.when(F.col("topic_id").isNull(), "none")
+                .when(F.col("_live"), "live")
+                .when(F.col("_deleted"), "deleted")
+                .when(zk_only & F.col("inc_name").isNull() & F.coalesce("_name_deleted", F.lit(False))
+                      & parsed_name.isNotNull(), "deleted")
+                .otherwise("unknown"))
+    deleted_time = F.when(F.col("_deleted"), F.col("_deleted_time")).otherwise(F.col("_name_deleted_time"))
+    r = r.withColumn("id_state", id_state).withColumn("deleted_time", F.when(F.col("id_state") == "deleted", deleted_time))
+
+    asg = view.assignments
+    by_id_asg = asg.filter(F.col("topic_id").isNotNull()).select(
+        "topic_id", "partition", F.col("replicas").alias("_r1"), F.col("isr").alias("_i1"),
+        F.col("directories").alias("_d1"), F.col("partition_count").alias("_c1"))
+    by_name_asg = asg.select(
+        "topic_name", "partition", F.col("topic_id").alias("_asg_tid"), F.col("replicas").alias("_r2"),
+        F.col("isr").alias("_i2"), F.col("directories").alias("_d2"), F.col("partition_count").alias("_c2"))
+    counts = asg.groupBy("topic_id").agg(F.max("partition_count").alias("_count_by_id"))
+    name_counts = asg.groupBy("topic_name").agg(F.max("partition_count").alias("_count_by_name"))
+    r = (r.join(by_id_asg, ["topic_id", "partition"], "left")
+         .join(by_name_asg, ["topic_name", "partition"], "left")
+         .join(counts, "topic_id", "left").join(name_counts, "topic_name", "left"))
+    use_name = F.col("topic_id").isNull() | F.col("_asg_tid").isNull()
+    replicas = F.when(F.col("_r1").isNotNull(), F.col("_r1")).when(use_name, F.col("_r2"))
+    isr = F.when(F.col("_r1").isNotNull(), F.col("_i1")).when(use_name, F.col("_i2"))
+    dirs = F.when(F.col("_r1").isNotNull(), F.col("_d1")).when(use_name, F.col("_d2"))
+    r = (r.withColumn("_replicas", replicas)
+         .withColumn("assigned", F.coalesce(F.array_contains("_replicas", F.col("broker_id")), F.lit(False)))
+         .withColumn("in_isr", F.coalesce(F.array_contains(isr, F.col("broker_id")), F.lit(False)))
+         .withColumn("assigned_directory_id", assigned_element(dirs, F.col("_replicas"), F.col("broker_id")))
+         .withColumn("partition_count", F.when(F.col("id_state") == "live", F.col("_count_by_id"))
+                     .otherwise(F.col("_count_by_name"))))
+    r = r.join(brokers.select("broker_id", F.col("state").alias("broker_state")), "broker_id", "left")
+
+    name_live = F.coalesce(F.col("_name_live"), F.lit(False))
+    kraft = F.lit(view.kraft_rules)
+    not_assigned_reason = F.when(
+        F.col("_replicas").isNull(),
+        F.format_string("partition %d is beyond the topic's %d partitions", F.col("partition"),
+                        F.coalesce(F.col("partition_count"), F.lit(0))),
+    ).otherwise(F.format_string("the current replica assignment %s does not contain the local brokerId %d",
+                                int_list_text(F.col("_replicas")), F.col("broker_id")))
+    by_assignment = F.when(F.col("assigned"), F.lit("valid")).otherwise(F.lit("stray_not_assigned"))
+    cls = (F.when(F.col("entry_kind") == "stray", "stray_dir")
+           .when(F.col("entry_kind") == "delete", "delete_dir")
+           .when((F.col("pm_status") == "missing") & kraft, "missing_partition_metadata")
+           .when(F.col("pm_status").isin("log_dir_offline", "broker_start_fails"), "corrupt_partition_metadata")
+           .when(F.lit(not view.known), "no_controller_view")
+           .when(F.col("id_state") == "live", by_assignment)
+           .when(name_live & (F.col("topic_id").isNull() | F.col("live_topic_id").isNull()), by_assignment)
+           .when(name_live & (F.col("id_state") == "deleted"), "stale_topic_id")
+           .when(name_live & zk_only & ~F.coalesce("name_delete_evidence", F.lit(False)), "topic_id_changed")
+           .when(name_live, "stale_topic_id")
+           .when(F.col("id_state") == "deleted", "deleted")
+           .otherwise("orphan"))
+    r = r.withColumn("classification", cls)
+    reason = (F.when(F.col("classification") == "stray_not_assigned", not_assigned_reason)
+              .when(F.col("classification") == "missing_partition_metadata",
+                    F.lit("The topicId does not exist in the log, Kafka treats it as a stray log"))
+              .when(F.col("classification") == "corrupt_partition_metadata", F.col("pm_message"))
+              .when(F.col("classification").isin("stale_topic_id", "orphan", "deleted"),
+                    F.format_string("the topicId %s does not exist in the metadata image", F.col("topic_id")))
+              .when(F.col("classification") == "topic_id_changed",
+                    F.format_string("topic id %s differs from the controller's %s and no delete is recorded",
+                                    F.col("topic_id"), F.col("live_topic_id"))))
+    r = r.withColumn("reason", reason)
+    cols = ["broker_id", "broker_state", "log_dir", "log_dir_name", "directory_id", "dir_name", "entry_kind",
+            "topic_from_name", "partition", "topic_id", "pm_status", "pm_message", "bytes", "segment_count",
+            "newest_mtime", "log_start_offset", "newest_segment_offset", "topic_name", "id_state", "deleted_time",
+            "live_topic_id", F.coalesce("name_delete_evidence", F.lit(False)).alias("name_delete_evidence"),
+            "assigned", "in_isr", "assigned_directory_id", "partition_count", "classification", "reason",
+            F.col("_replicas").alias("replicas")]
+    return r.select(*cols)
+
+
+def silver_producer_ids(view: ControllerView, producer_states: DataFrame, blocks: DataFrame) -> DataFrame:
+    """Producer ids on brokers with the allocation holding each (a range join on the few blocks)."""
+    used = producer_states.filter(F.col("producer_id").isNotNull() & (F.col("producer_id") >= 0)).select(
+        "producer_id", "producer_epoch", "broker_id", "log_dir", "entry_name", "topic", "topic_id", "partition",
+        "source_kind", "source_file", F.col("timestamp").alias("last_timestamp"))
+    alloc = blocks.filter("is_allocation").select(
+        F.col("first_producer_id").alias("_first"), F.col("last_producer_id").alias("_last"),
+        F.col("broker_id").alias("block_broker_id"))
+    high_water = blocks.agg(F.max("next_producer_id").alias("_hw"))
+    joined = used.join(F.broadcast(alloc), (F.col("producer_id") >= F.col("_first")) & (F.col("producer_id") <= F.col("_last")), "left")
+    one = Window.partitionBy("broker_id", "log_dir", "entry_name", "source_file", "producer_id").orderBy(
+        F.col("_first").desc_nulls_last())
+    joined = joined.withColumn("_rn", F.row_number().over(one)).filter("_rn = 1").crossJoin(F.broadcast(high_water))
+    return joined.select(
+        "producer_id", "producer_epoch", "broker_id", "log_dir", "entry_name", "topic", "topic_id", "partition",
+        "source_kind", "source_file", "last_timestamp",
+        (F.col("_first").isNotNull() | (F.col("_hw").isNotNull() & (F.col("producer_id") < F.col("_hw")))).alias("in_block"),
+        F.col("_first").alias("block_first"), "block_broker_id", F.col("_hw").alias("high_water"))

@@ -1,0 +1,534 @@
+"""Lay a finished simulation out as a capture (docs/CONTRACTS.md): log-dir trees, metadata-log copies,
+ZooKeeper artifacts, ``capture.json`` and ``expected_findings.json``.
+
+Speed and memory: background replicas are streamed in one pass over the partitions (files written with
+descriptor-relative calls, sparse segments via ``ftruncate``), identical files (closed metadata segments,
+snapshots) are hard links to one encoded copy, and per-topic bytes (partition.metadata, the head batch) are
+encoded once. Every mtime is set from simulated time, so the same seed gives the same tree.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from udfs import kafka_uuid
+from udfs.log_index import DEFAULT_MAX_INDEX_BYTES, OFFSET_ENTRY, TIME_ENTRY, preallocated_size
+
+from . import codec
+from .background import MEAN_RECORD_BYTES, Background
+from .clock import SECOND, iso_utc
+from .fleet import Broker, LogDir, OtherEntry, ProducerBatch, Replica, replica_size
+from .metalog import (
+    CopyPlan,
+    MetadataLog,
+    SnapshotPoint,
+    final_time_entry,
+    index_entries,
+    snapshot_parts,
+)
+from .simulation import Simulation
+
+SEGMENT_BYTES = 1 << 30  # log.segment.bytes
+INDEX_PREALLOC = preallocated_size(OFFSET_ENTRY.size)
+TIMEINDEX_PREALLOC = preallocated_size(TIME_ENTRY.size)
+LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
+METADATA_DIR = "__cluster_metadata-0"
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+
+
+def _ns(ms: int) -> int:
+    return ms * 1_000_000
+
+
+class TreeWriter:
+    """Small helpers over descriptor-relative writes with simulated mtimes."""
+
+    def __init__(self):
+        self.dir_times: List[Tuple[str, int]] = []  # directories get their mtime last (children change it)
+
+    @staticmethod
+    def write(dir_fd: int, name: str, data: bytes, mtime_ms: int, size: Optional[int] = None) -> None:
+        fd = os.open(name, _FLAGS, 0o644, dir_fd=dir_fd)
+        try:
+            if data:
+                os.write(fd, data)
+            if size is not None and size > len(data):
+                os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
+        os.utime(name, ns=(_ns(mtime_ms), _ns(mtime_ms)), dir_fd=dir_fd)
+
+    def mkdir(self, path: str, mtime_ms: int) -> int:
+        os.makedirs(path, exist_ok=True)
+        self.dir_times.append((path, mtime_ms))
+        return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+
+    def finish(self) -> None:
+        for path, mtime in reversed(self.dir_times):
+            os.utime(path, ns=(_ns(mtime), _ns(mtime)))
+
+
+@dataclass
+class Segment:
+    base: int
+    size: int
+    head: bytes
+    index: bytes = b""
+    timeindex: bytes = b""
+    active: bool = False
+
+
+@dataclass
+class ReplicaFiles:
+    partition_metadata: Optional[bytes]
+    segments: List[Segment]
+    leader_epochs: bytes
+    producer_snapshots: List[Tuple[int, bytes]] = field(default_factory=list)
+    log_end: int = 0
+    log_start: int = 0
+
+
+def write_replica(tree: TreeWriter, log_dir_fd: int, name: str, files: ReplicaFiles, created_ms: int,
+                  written_ms: int, preallocate: bool) -> None:
+    """One replica dir: partition.metadata, segments (sparse), index files, epochs, producer snapshots."""
+    os.mkdir(name, 0o755, dir_fd=log_dir_fd)
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0), dir_fd=log_dir_fd)
+    try:
+        if files.partition_metadata is not None:
+            tree.write(fd, "partition.metadata", files.partition_metadata, created_ms)
+        tree.write(fd, LEADER_EPOCH_FILE, files.leader_epochs, created_ms)
+        for seg in files.segments:
+            active = seg.active and preallocate
+            tree.write(fd, codec.segment_name(seg.base, ".log"), seg.head, written_ms, seg.size)
+            tree.write(fd, codec.segment_name(seg.base, ".index"), seg.index, written_ms,
+                       INDEX_PREALLOC if active else None)
+            tree.write(fd, codec.segment_name(seg.base, ".timeindex"), seg.timeindex, written_ms,
+                       TIMEINDEX_PREALLOC if active else None)
+        for offset, data in files.producer_snapshots:
+            tree.write(fd, codec.producer_snapshot_name(offset), data, written_ms)
+    finally:
+        os.close(fd)
+    os.utime(name, ns=(_ns(created_ms), _ns(created_ms)), dir_fd=log_dir_fd)
+
+
+# ---------------------------------------------------------------------------------------------- scenario replicas
+
+def _values(topic: str, partition: int, first_offset: int, count: int, ts: int) -> List[Tuple[bytes, bytes, int]]:
+    return [(f"key-{(first_offset + i) % 97}".encode(),
+             json.dumps({"topic": topic, "partition": partition, "seq": first_offset + i}).encode(), ts)
+            for i in range(count)]
+
+
+def scenario_replica_files(replica: Replica, capture_ms: int, leader_epoch: int) -> ReplicaFiles:
+    """Segments sized from the replica's write rate and lifetime; producer batches are real batches."""
+    size, log_start, leo = replica_size(replica, capture_ms)
+    produced = sum(b.count + (1 if b.transactional and b.committed is not None else 0) for b in replica.producer_batches)
+    leo = max(leo, log_start + produced + 3)
+    segment_count = max(1, -(-size // SEGMENT_BYTES))
+    per_segment = max(1, (leo - log_start) // segment_count)
+    written = replica.stopped_ms if replica.stopped_ms is not None else capture_ms
+    segments: List[Segment] = []
+    for k in range(segment_count):
+        base = log_start + k * per_segment
+        ts = replica.created_ms + (written - replica.created_ms) * k // segment_count
+        head = codec.data_batch(_values(replica.topic, replica.partition, base, 3, ts), base, leader_epoch)
+        segments.append(Segment(base, max(len(head), min(SEGMENT_BYTES, size - k * SEGMENT_BYTES)), head))
+    last = segments[-1]
+    snapshot_entries: Dict[int, dict] = {}
+    if replica.producer_batches:
+        offset = leo - produced
+        chunks = [last.head]
+        for batch in replica.producer_batches:
+            chunks.append(codec.data_batch(_values(replica.topic, replica.partition, offset, batch.count,
+                                                   batch.timestamp_ms), offset, leader_epoch, batch.producer_id,
+                                           batch.producer_epoch, batch.base_sequence, batch.transactional))
+            first = offset
+            offset += batch.count
+            entry = {"producer_id": batch.producer_id, "epoch": batch.producer_epoch,
+                     "last_sequence": batch.base_sequence + batch.count - 1, "last_offset": offset - 1,
+                     "offset_delta": batch.count - 1, "timestamp": batch.timestamp_ms,
+                     "coordinator_epoch": -1, "current_txn_first_offset": first if batch.transactional else -1}
+            if batch.transactional and batch.committed is not None:
+                chunks.append(codec.txn_marker_batch(offset, leader_epoch, batch.timestamp_ms + 40, batch.producer_id,
+                                                     batch.producer_epoch, batch.committed, batch.coordinator_epoch))
+                offset += 1
+                entry["coordinator_epoch"] = batch.coordinator_epoch
+                entry["current_txn_first_offset"] = -1
+            snapshot_entries[batch.producer_id] = entry
+        last.head = b"".join(chunks)
+        last.size = max(last.size, len(last.head))
+    for seg in segments:
+        seg.timeindex = codec.time_index([(written if seg is last else replica.created_ms, 0)])
+    last.active = replica.is_current()
+    files = ReplicaFiles(None, segments, codec.leader_epoch_checkpoint([(0, 0)] + (
+        [(leader_epoch, log_start + (leo - log_start) // 2)] if leader_epoch > 0 else [])), log_end=leo,
+        log_start=log_start)
+    if snapshot_entries:
+        files.producer_snapshots.append((leo, codec.producer_snapshot(list(snapshot_entries.values()))))
+    if replica.pm_content is not None:
+        files.partition_metadata = replica.pm_content
+    elif not replica.pm_missing and replica.topic_id is not None:
+        files.partition_metadata = codec.partition_metadata_file(replica.topic_id)
+    return files
+
+
+# ---------------------------------------------------------------------------------------------- the capture
+
+class CaptureWriter:
+    def __init__(self, sim: Simulation, out_dir: str):
+        self.sim = sim
+        self.out = out_dir
+        self.tree = TreeWriter()
+        self.checkpoints: Dict[Tuple[int, str], List[Tuple[str, int, int, int]]] = {}  # (broker, dir) -> entries
+        self.log_dir_fds: Dict[Tuple[int, str], int] = {}
+        self.stats = {"replica_dirs": 0, "background_replica_dirs": 0, "files": 0}
+
+    def broker_dir(self, broker_id: int) -> str:
+        return os.path.join(self.out, f"broker-{broker_id}")
+
+    def log_dir_path(self, broker: Broker, log_dir: LogDir) -> str:
+        return os.path.join(self.broker_dir(broker.broker_id), log_dir.name)
+
+    def captured(self) -> List[Broker]:
+        return [b for _, b in sorted(self.sim.fleet.brokers.items()) if b.captured]
+
+    def broker_written_ms(self, broker: Broker) -> int:
+        """When the broker last wrote anything: capture time if running, else the time it went down."""
+        return self.sim.capture_ms - 3 * SECOND if broker.running else (broker.down_since_ms or self.sim.capture_ms)
+
+    def write(self) -> dict:
+        os.makedirs(self.out, exist_ok=True)
+        for broker in self.captured():
+            self.tree.mkdir(self.broker_dir(broker.broker_id), self.sim.capture_ms)
+            for log_dir in broker.log_dirs:
+                path = self.log_dir_path(broker, log_dir)
+                fd = self.tree.mkdir(path, self._log_dir_mtime(broker, log_dir))
+                self.log_dir_fds[(broker.broker_id, log_dir.name)] = fd
+                self.checkpoints[(broker.broker_id, log_dir.name)] = []
+                self._scenario_entries(broker, log_dir, fd)
+        self._background()
+        if self.sim.kraft is not None:
+            self._metadata_copies()
+        for broker in self.captured():
+            for log_dir in broker.log_dirs:
+                self._top_files(broker, log_dir)
+        for fd in self.log_dir_fds.values():
+            os.close(fd)
+        if self.sim.zk_tree is not None:
+            self._zk_artifacts()
+        self._json_files()
+        self.tree.finish()
+        return self.stats
+
+    def _log_dir_mtime(self, broker: Broker, log_dir: LogDir) -> int:
+        times = [log_dir.created_ms]
+        for entry in log_dir.entries.values():
+            if isinstance(entry, Replica):
+                times.append(entry.renamed_ms or entry.created_ms)
+            else:
+                times.append(entry.mtime_ms)
+        return max(times)
+
+    # ---- scenario entries ----
+
+    def _leader_epoch(self, replica: Replica) -> int:
+        if self.sim.kraft is not None and replica.topic_id in self.sim.kraft.image.topics:
+            part = self.sim.kraft.image.topics[replica.topic_id].partitions.get(replica.partition)
+            if part is not None:
+                return part.leader_epoch
+        return replica.leader_epoch
+
+    def _scenario_entries(self, broker: Broker, log_dir: LogDir, fd: int) -> None:
+        for name, entry in sorted(log_dir.entries.items()):
+            if isinstance(entry, OtherEntry):
+                self._other_entry(fd, entry)
+                continue
+            files = scenario_replica_files(entry, self.sim.capture_ms, self._leader_epoch(entry))
+            written = entry.stopped_ms if entry.stopped_ms is not None else self.broker_written_ms(broker)
+            write_replica(self.tree, fd, name, files, entry.created_ms, max(entry.created_ms, written),
+                          preallocate=broker.running and entry.is_current())
+            self.stats["replica_dirs"] += 1
+            if entry.kind in ("partition", "future"):
+                self.checkpoints[(broker.broker_id, log_dir.name)].append(
+                    (entry.topic, entry.partition, files.log_end, files.log_start))
+
+    def _other_entry(self, fd: int, entry: OtherEntry) -> None:
+        if entry.is_dir:
+            os.mkdir(entry.name, 0o755, dir_fd=fd)
+            sub = os.open(entry.name, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0), dir_fd=fd)
+            try:
+                for child, data in sorted(entry.children.items()):
+                    self.tree.write(sub, child, data, entry.mtime_ms)
+            finally:
+                os.close(sub)
+            os.utime(entry.name, ns=(_ns(entry.mtime_ms), _ns(entry.mtime_ms)), dir_fd=fd)
+        else:
+            self.tree.write(fd, entry.name, entry.content, entry.mtime_ms)
+
+    # ---- background ----
+
+    def _background(self) -> None:
+        bg: Optional[Background] = self.sim.background
+        if bg is None or not bg.total_partitions:
+            return
+        targets: Dict[int, Tuple[Broker, List[LogDir]]] = {}
+        for broker in self.captured():
+            if broker.broker_id in bg.dirs:
+                targets[broker.broker_id] = (broker, broker.log_dirs)
+        uses_dirs = self.sim.kraft is not None and self.sim.kraft.image.uses_directories
+        created = self.sim.background_created_ms
+        epoch_file = codec.leader_epoch_checkpoint([(0, 0)])
+        for topic in bg.topics():
+            pm = codec.partition_metadata_file(topic.topic_id)
+            heads: Dict[int, bytes] = {}
+            for p in range(topic.partitions):
+                replicas = bg.replicas(topic, p)
+                size = bg.partition_size(topic, p)
+                leo = max(3, size // MEAN_RECORD_BYTES)
+                seg_count = max(1, -(-size // SEGMENT_BYTES))
+                per_seg = leo // seg_count
+                for b in replicas:
+                    target = targets.get(b)
+                    if target is None:
+                        continue
+                    broker, dirs = target
+                    index, dir_id = bg.directory(topic, p, b)
+                    log_dir = next((d for d in dirs if d.directory_id == dir_id), None) if uses_dirs else None
+                    if log_dir is None:
+                        log_dir = dirs[index % len(dirs)]
+                    if not log_dir.holds_background:
+                        continue
+                    written = self.broker_written_ms(broker)
+                    segments = []
+                    for k in range(seg_count):
+                        base = k * per_seg
+                        if base not in heads:
+                            heads[base] = codec.data_batch(_values(topic.name, 0, base, 3, created), base, 0)
+                        seg_size = max(len(heads[base]), min(SEGMENT_BYTES, size - k * SEGMENT_BYTES))
+                        tidx = codec.time_index([(written if k == seg_count - 1 else created, 0)])
+                        segments.append(Segment(base, seg_size, heads[base], b"", tidx, active=k == seg_count - 1))
+                    files = ReplicaFiles(pm, segments, epoch_file, log_end=leo)
+                    fd = self.log_dir_fds[(b, log_dir.name)]
+                    write_replica(self.tree, fd, codec.partition_dir_name(topic.name, p), files, created, written,
+                                  preallocate=broker.running)
+                    self.checkpoints[(b, log_dir.name)].append((topic.name, p, leo, 0))
+                    self.stats["background_replica_dirs"] += 1
+
+    # ---- top-level files ----
+
+    def _top_files(self, broker: Broker, log_dir: LogDir) -> None:
+        fd = self.log_dir_fds[(broker.broker_id, log_dir.name)]
+        written = self.broker_written_ms(broker)
+        node_id = log_dir.node_id
+        self.tree.write(fd, "meta.properties", codec.meta_properties(
+            log_dir.meta_version, node_id, log_dir.cluster_id, log_dir.directory_id, log_dir.meta_written_ms),
+            log_dir.meta_written_ms)
+        entries = sorted(self.checkpoints[(broker.broker_id, log_dir.name)])
+        recovery = [(t, p, leo if not broker.running else max(start, leo - 17)) for t, p, leo, start in entries]
+        self.tree.write(fd, "recovery-point-offset-checkpoint", codec.offset_checkpoint(recovery), written)
+        self.tree.write(fd, "replication-offset-checkpoint",
+                        codec.offset_checkpoint([(t, p, leo) for t, p, leo, _ in entries]), written)
+        starts = [(t, p, s) for t, p, _, s in entries if s > 0 and False]
+        log_start_entries = list(starts) + self.metadata_log_start.get((broker.broker_id, log_dir.name), [])
+        self.tree.write(fd, "log-start-offset-checkpoint", codec.offset_checkpoint(log_start_entries), written)
+        if broker.mode == "zk":
+            self.tree.write(fd, "cleaner-offset-checkpoint", b"", log_dir.created_ms)
+        if broker.mode in ("kraft",):
+            self.tree.write(fd, "bootstrap.checkpoint",
+                            codec.bootstrap_checkpoint(self.sim.kraft.image.metadata_version, log_dir.created_ms),
+                            log_dir.created_ms)
+        if broker.running:
+            self.tree.write(fd, ".lock", b"", broker.registered_ms)
+        elif broker.clean_shutdown:
+            epoch = broker.epoch if broker.mode != "zk" else -1
+            self.tree.write(fd, ".kafka_cleanshutdown", codec.clean_shutdown(epoch), written)
+
+    @property
+    def metadata_log_start(self) -> Dict[Tuple[int, str], List[Tuple[str, int, int]]]:
+        if not hasattr(self, "_metadata_log_start"):
+            self._metadata_log_start: Dict[Tuple[int, str], List[Tuple[str, int, int]]] = {}
+        return self._metadata_log_start
+
+    # ---- metadata log copies ----
+
+    def _metadata_copies(self) -> None:
+        log: MetadataLog = self.sim.log
+        encoded: Dict[int, str] = {}  # snapshot end offset -> master file path
+        plans: Dict[int, CopyPlan] = {}
+        for broker in self.captured():
+            if broker.mode not in ("kraft", "migration"):
+                continue
+            end = broker.metadata_cut if broker.metadata_cut is not None else log.next_offset
+            now = broker.down_since_ms if not broker.running and broker.down_since_ms else self.sim.capture_ms
+            plans[broker.broker_id] = log.plan_copy(end, now)
+        for plan in plans.values():
+            for point in plan.snapshots:
+                if point.end_offset not in encoded:
+                    encoded[point.end_offset] = self._encode_snapshot(log, point)
+        for broker_id, plan in plans.items():
+            broker = self.sim.fleet[broker_id]
+            log_dir = next(d for d in broker.log_dirs if d.holds_metadata_log)
+            self._write_copy(broker, log_dir, plan, encoded)
+
+    def _encode_snapshot(self, log: MetadataLog, point: SnapshotPoint) -> str:
+        path = os.path.join(log.work_dir, codec.snapshot_name(point.end_offset, point.epoch))
+        with open(path, "wb") as f:
+            for part in snapshot_parts(point, point.taken_ms):
+                f.write(part)
+        os.utime(path, ns=(_ns(point.taken_ms), _ns(point.taken_ms)))
+        return path
+
+    def _write_copy(self, broker: Broker, log_dir: LogDir, plan: CopyPlan, encoded: Dict[int, str]) -> None:
+        log: MetadataLog = self.sim.log
+        parent = self.log_dir_path(broker, log_dir)
+        path = os.path.join(parent, METADATA_DIR)
+        written = self.broker_written_ms(broker)
+        fd = self.tree.mkdir(path, written)
+        try:
+            self.tree.write(fd, "partition.metadata", codec.partition_metadata_file(kafka_uuid.METADATA_TOPIC_ID),
+                            log_dir.created_ms)
+            diverged = self.sim.diverged.get(broker.broker_id, [])
+            missing = set(self.sim.gap_segments.get(broker.broker_id, []))
+            end_offset = plan.end_offset
+            last_ts = 0
+            for i, (seg, size) in enumerate(plan.segments):
+                seg_index = log.segments.index(seg)
+                is_last = i == len(plan.segments) - 1
+                if seg_index in missing:
+                    continue
+                batches = list(log.batches_in(seg_index, size))
+                if batches:
+                    last_ts = max(last_ts, batches[-1].timestamp)
+                name = codec.segment_name(seg.base_offset, ".log")
+                extra = b"".join(data for _, data in diverged) if is_last and diverged else b""
+                if size == seg.size and not extra:
+                    self._link(seg.path, fd, name, batches[-1].timestamp if batches else written)
+                else:
+                    with open(seg.path, "rb") as src:
+                        data = src.read(size)
+                    self.tree.write(fd, name, data + extra, written)
+                offsets, times = index_entries(batches, seg.base_offset)
+                active = is_last and broker.running
+                if not active:
+                    final = final_time_entry(batches, seg.base_offset)
+                    if final is not None and (not times or final[0] > times[-1][0]):
+                        times.append(final)
+                mtime = batches[-1].timestamp if batches else written
+                self.tree.write(fd, codec.segment_name(seg.base_offset, ".index"), codec.offset_index(offsets),
+                                mtime, INDEX_PREALLOC if active else None)
+                self.tree.write(fd, codec.segment_name(seg.base_offset, ".timeindex"), codec.time_index(times),
+                                mtime, TIMEINDEX_PREALLOC if active else None)
+                if seg.base_offset > 0:
+                    self.tree.write(fd, codec.producer_snapshot_name(seg.base_offset), codec.producer_snapshot([]),
+                                    batches[0].timestamp if batches else written)
+            if diverged:
+                end_offset = diverged[-1][0] + 1
+            if not broker.running:
+                self.tree.write(fd, codec.producer_snapshot_name(end_offset), codec.producer_snapshot([]), written)
+            for point in plan.snapshots:
+                self._link(encoded[point.end_offset], fd, codec.snapshot_name(point.end_offset, point.epoch),
+                           point.taken_ms)
+            epochs = log.epochs_upto(plan.end_offset, plan.log_start)
+            self.tree.write(fd, LEADER_EPOCH_FILE, codec.leader_epoch_checkpoint(epochs), written)
+            epoch, leader = log.last_epoch_before(plan.end_offset)
+            self.tree.write(fd, "quorum-state", codec.quorum_state(leader, epoch, self.sim.voters), written)
+        finally:
+            os.close(fd)
+        first_base = next((s.base_offset for i, (s, _) in enumerate(plan.segments)
+                           if log.segments.index(s) not in self.sim.gap_segments.get(broker.broker_id, [])), 0)
+        if plan.log_start > first_base:
+            self.metadata_log_start[(broker.broker_id, log_dir.name)] = [("__cluster_metadata", 0, plan.log_start)]
+        self.sim.copy_plans = getattr(self.sim, "copy_plans", {})
+        self.sim.copy_plans[broker.broker_id] = plan
+
+    @staticmethod
+    def _link(src: str, dir_fd: int, name: str, mtime_ms: int) -> None:
+        try:
+            os.link(src, name, dst_dir_fd=dir_fd)
+        except OSError:
+            fd = os.open(name, _FLAGS, 0o644, dir_fd=dir_fd)
+            with open(src, "rb") as f, os.fdopen(fd, "wb") as out:
+                shutil.copyfileobj(f, out, 1 << 20)
+        os.utime(name, ns=(_ns(mtime_ms), _ns(mtime_ms)), dir_fd=dir_fd)
+
+    # ---- ZooKeeper ----
+
+    def _zk_artifacts(self) -> None:
+        zk_dir = os.path.join(self.out, "zk")
+        self.tree.mkdir(zk_dir, self.sim.capture_ms)
+        dump = os.path.join(zk_dir, "zk-znodes.jsonl")
+        with open(dump, "w", encoding="utf-8") as f:
+            f.write("\n".join(self.sim.zk_tree.dump_lines()) + "\n")
+        os.utime(dump, ns=(_ns(self.sim.capture_ms),) * 2)
+        logs = self.sim.zk_logs
+        for broker_id in sorted(self.sim.fleet.brokers):
+            bdir = os.path.join(zk_dir, "logs", f"broker-{broker_id}")
+            self.tree.mkdir(os.path.join(zk_dir, "logs"), self.sim.capture_ms)
+            self.tree.mkdir(bdir, self.sim.capture_ms)
+            for file in ("controller.log", "server.log", "state-change.log"):
+                lines = logs.files.get((broker_id, file), [])
+                path = os.path.join(bdir, file)
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write("".join(line + "\n" for line in lines))
+                os.utime(path, ns=(_ns(self.sim.capture_ms),) * 2)
+
+    # ---- JSON ----
+
+    def _json_files(self) -> None:
+        sim = self.sim
+        brokers = {}
+        for broker_id, broker in sorted(sim.fleet.brokers.items()):
+            state = sim.broker_state(broker)
+            since = broker.down_since_ms if state == "down" else broker.registered_ms
+            brokers[str(broker_id)] = {
+                "state": state,
+                "since": iso_utc(since) if since else None,
+                "host": broker.host,
+                "rack": broker.rack,
+                "kafka_version": "%d.%d" % broker.version,
+                "voter": broker.is_voter,
+                "broker_epoch": broker.epoch,
+                "log_dirs": [{"name": d.name, "path": f"/var/lib/kafka/{d.name}",
+                              "directory_id": kafka_uuid.to_string(d.directory_id) if d.directory_id else None,
+                              "metadata_log_dir": d.holds_metadata_log} for d in broker.log_dirs],
+            }
+        capture = {
+            "format": "kafka-recon-capture",
+            "version": 1,
+            "scenario": sim.scenario,
+            "seed": sim.params.seed,
+            "cluster_id": sim.cluster_id,
+            "capture_time": iso_utc(sim.capture_ms),
+            "mode": sim.mode,
+            "kafka_version": "%d.%d" % sim.version,
+            "brokers": brokers,
+            "controller": self._controller_info(),
+            "config": {"file.delete.delay.ms": 60000, "metadata.max.retention.ms": 604800000,
+                       "metadata.log.segment.ms": 604800000},
+            "notes": " ".join(sim.notes),
+            "generator": {"tool": "kafka-recon simulate", "brokers": len(sim.broker_ids),
+                          "log_dirs": max(sim.dirs_per_broker.values()),
+                          "partitions_per_broker": sim.replicas_per_broker,
+                          "metadata_records": sim.params.metadata_records, "packed": sim.params.packed},
+        }
+        _dump_json(os.path.join(self.out, "capture.json"), capture, sim.capture_ms)
+        expected = {"scenario": sim.scenario, "findings": [e.as_dict() for e in sim.expected],
+                    "notes": " ".join(sim.notes), "partition_metadata_outcomes": sim.decode_outcomes}
+        _dump_json(os.path.join(self.out, "expected_findings.json"), expected, sim.capture_ms)
+
+    def _controller_info(self) -> dict:
+        sim = self.sim
+        if sim.kraft is not None:
+            return {"kind": "kraft", "voters": sim.voters, "leader": sim.log.leader_id, "epoch": sim.log.epoch,
+                    "metadata_version": sim.kraft.image.metadata_version, "log_end_offset": sim.log.next_offset}
+        return {"kind": "zk", "controller_id": sim.zk.controller_id, "epoch": sim.zk.epoch}
+
+
+def _dump_json(path: str, doc: dict, mtime_ms: int) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2, sort_keys=False)
+        f.write("\n")
+    os.utime(path, ns=(_ns(mtime_ms), _ns(mtime_ms)))

@@ -1,0 +1,43 @@
+"""Configuration precedence and typing: defaults < --conf < env < --set, unknown keys and bad types rejected."""
+import pytest
+
+from jobs.config import ConfigError, load_config
+
+
+def test_defaults_load_and_expose_attribute_access():
+    cfg = load_config(env={})
+    assert cfg.spark.master == "local[*]"
+    assert cfg.storage.backend == "auto"
+    assert isinstance(cfg.ingest.files_per_task, int)
+
+
+def test_precedence_file_then_env_then_set(tmp_path):
+    user = tmp_path / "site.yaml"
+    user.write_text("storage:\n  root: /from/file\nspark:\n  shuffle_partitions: 3\n")
+    cfg = load_config(str(user), env={"KAFKA_RECON__STORAGE__ROOT": "/from/env"})
+    assert cfg.storage.root == "/from/env"
+    assert cfg.spark.shuffle_partitions == 3
+    cfg = load_config(str(user), overrides=["storage.root=/from/set"], env={"KAFKA_RECON__STORAGE__ROOT": "/e"})
+    assert cfg.storage.root == "/from/set"
+
+
+def test_env_values_are_coerced_to_the_default_type():
+    cfg = load_config(env={"KAFKA_RECON__SPARK__SHUFFLE_PARTITIONS": "16"})
+    assert cfg.spark.shuffle_partitions == 16
+
+
+def test_unknown_key_is_rejected_with_its_name(tmp_path):
+    user = tmp_path / "bad.yaml"
+    user.write_text("storage:\n  rooot: /x\n")
+    with pytest.raises(ConfigError, match="rooot"):
+        load_config(str(user), env={})
+
+
+def test_wrong_type_is_rejected():
+    with pytest.raises(ConfigError, match="spark.shuffle_partitions: expected an integer"):
+        load_config(overrides=["spark.shuffle_partitions=many"], env={})
+
+
+def test_free_form_spark_conf_accepts_new_keys():
+    cfg = load_config(overrides=["spark.extra_conf.spark.executor.memory=4g"], env={})
+    assert cfg.spark.extra_conf == {"spark.executor.memory": "4g"}

@@ -1,0 +1,125 @@
+"""``kafka-recon decode``: JSON lines equal to Kafka's dump-log payloads; errors marked; no Spark imported."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from kafka_dump_lines import parse_dump, tool_output_for
+
+from jobs import decode_command
+from udfs.errors import DecodeError
+from udfs.metadata_record import MetadataRecord
+
+DEVSAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "kafka-devsample"
+META_DIR = DEVSAMPLE / "broker-101/kafka-logs/__cluster_metadata-0"
+SEGMENT = META_DIR / "00000000000000000026.log"
+SNAPSHOT = META_DIR / "00000000000000000044-0000000001.checkpoint"
+
+
+def run(argv, capsys) -> tuple:
+    status = decode_command.main(argv)
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    return status, lines
+
+
+@pytest.mark.parametrize("path", [SEGMENT, SNAPSHOT, DEVSAMPLE / "broker-103/kafka-logs/bootstrap.checkpoint"],
+                         ids=lambda p: p.name)
+def test_output_equals_kafkas_dump_json(path, capsys):
+    status, lines = run(["decode", str(path)], capsys)
+    assert status == 0
+    kafka = {}
+    for batch in parse_dump(tool_output_for(DEVSAMPLE, path)).batches:
+        for rec in batch.records:
+            payload = rec.metadata_json
+            if payload is not None:
+                kafka[rec.offset] = (payload["type"], payload["version"], payload["data"])
+            elif rec.control and rec.control[1] is not None:
+                kafka[rec.offset] = (rec.control[0], 0, rec.control[1])
+    ours = {o["offset"]: (o["type"], o["version"], o["data"]) for o in lines}
+    assert {k: ours[k] for k in kafka} == kafka
+    assert all(o.get("control") is True for o in lines if o["type"] in ("SNAPSHOT_HEADER", "LEADER_CHANGE"))
+    assert all("error" not in o for o in lines)
+
+
+def test_leading_decode_word_is_optional_and_several_files_are_named(capsys):
+    status, plain = run([str(SNAPSHOT)], capsys)
+    assert status == 0
+    status, both = run([str(SNAPSHOT), str(SEGMENT)], capsys)
+    assert status == 0
+    assert [o["file"] for o in both[: len(plain)]] == [str(SNAPSHOT)] * len(plain)
+    assert [{k: v for k, v in o.items() if k != "file"} for o in both[: len(plain)]] == plain
+    assert both[-1]["file"] == str(SEGMENT)
+
+
+def test_errors_are_marked_lines(tmp_path, capsys):
+    broken = tmp_path / "00000000000000000000.log"
+    data = SEGMENT.read_bytes()
+    broken.write_bytes(data[:-10])
+    unknown = tmp_path / "notes.bin"
+    unknown.write_bytes(b"\x00\x01binary")
+    status, lines = run([str(broken), str(unknown), str(tmp_path / "missing.log")], capsys)
+    assert status == 1
+    kinds = [o["error"]["kind"] for o in lines if "error" in o]
+    assert kinds == ["truncated_batch", "unrecognised_file", "io_error"]
+    assert [o["offset"] for o in lines if "error" not in o] == list(range(26, 59))
+
+
+def test_usage(capsys):
+    assert decode_command.main([]) == 2
+    assert decode_command.main(["decode"]) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def test_dump_log_text_goes_through_udfs_dump_log_text(tmp_path, capsys, monkeypatch):
+    seen = []
+
+    def fake_iter(lines):
+        for number, line in enumerate(lines, 1):
+            seen.append(line)
+            if line.startswith("| offset: 5 "):
+                yield MetadataRecord(offset=5, batch_base_offset=5, batch_last_offset=5, leader_epoch=1,
+                                     timestamp=7, is_control=False, type="NO_OP_RECORD", api_key=20, version=0,
+                                     data={})
+            elif line.startswith("| offset: 6 "):
+                yield MetadataRecord(offset=6, batch_base_offset=6, batch_last_offset=6, leader_epoch=1,
+                                     timestamp=7, is_control=False, type=None, api_key=None, version=None,
+                                     data=None, error=DecodeError("bad_json", "not JSON", line=number))
+
+    monkeypatch.setitem(sys.modules, "udfs.dump_log_text", types.SimpleNamespace(iter_dump_log_records=fake_iter))
+    text = tmp_path / "dump.txt"
+    text.write_text("Dumping x.log\nLog starting offset: 5\n| offset: 5 CreateTime: 7 payload: {}\n"
+                    "| offset: 6 CreateTime: 7 payload: {\n")
+    status, lines = run([str(text)], capsys)
+    assert status == 0 and len(seen) == 4
+    assert lines[0] == {"offset": 5, "type": "NO_OP_RECORD", "version": 0, "data": {}}
+    assert lines[1]["error"] == {"kind": "bad_json", "message": "not JSON", "offset": None, "line": 4}
+
+
+def test_real_dump_log_text_file_is_recognised():
+    assert decode_command.file_kind(tool_output_for(DEVSAMPLE, SEGMENT)) == "text"
+    assert decode_command.file_kind(SEGMENT) == "binary"
+
+
+def test_command_does_not_import_pyspark():
+    code = ("import sys, io, contextlib; from jobs import decode_command; "
+            "buf = io.StringIO(); "
+            "ctx = contextlib.redirect_stdout(buf); ctx.__enter__(); "
+            f"decode_command.main(['decode', {str(SNAPSHOT)!r}]); ctx.__exit__(None, None, None); "
+            "print('pyspark' in sys.modules, len(buf.getvalue().splitlines()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2]).stdout.split()
+    assert out == ["False", "23"]
+
+
+def test_module_entry_point_runs(capsys):
+    proc = subprocess.run([sys.executable, "-m", "jobs.decode_command", "decode", str(SNAPSHOT)],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert proc.returncode == 0
+    first = json.loads(io.StringIO(proc.stdout).readline())
+    assert first == {"offset": 0, "type": "SNAPSHOT_HEADER", "version": 0, "control": True,
+                     "data": {"version": 0, "lastContainedLogTimestamp": 1738368004200}}

@@ -1,0 +1,1486 @@
+#!/usr/bin/env python3
+"""kafka-recon broker-side collector and the packed snapshot ("pack") format, version 1.
+
+One stand-alone, stdlib-only file (Python >= 3.8): copy it to a broker and run ::
+
+    python3 collector.py --log-dir /var/lib/kafka/data-a /var/lib/kafka/data-b --out /tmp/broker.jsonl.gz
+
+or, from the project, ``kafka-recon collect --log-dir DIR... --out FILE``. The collector lists every entry of
+every log dir given (the log dir itself, its children, and the children of each child directory: depth 2) and
+embeds the bytes of the small metadata files into one gzip file, so that Spark reads hundreds of packs instead
+of millions of small files. The same file holds the reader (``read_pack``) and a raw-tree walker
+(``walk_log_dirs``) that yields exactly the entries the pack would hold, so ingest of a raw tree and ingest of
+its pack give identical rows by construction.
+
+Safety on the broker (why it looks the way it does)
+---------------------------------------------------
+* Read-only: files and directories are opened ``O_RDONLY`` (plus ``O_NOATIME`` when the kernel permits it,
+  ``O_NOFOLLOW``, ``O_NONBLOCK`` so a FIFO swapped in can never block, ``O_CLOEXEC``). Nothing is ever
+  created inside a log dir; ``--out`` inside (or equal to) a log dir is refused before anything is written.
+* Kafka's ``.lock`` is never opened (it is listed like any other entry).
+* Symlinks below a log dir are recorded as ``kind: symlink`` with their target text and never followed. On
+  POSIX the walk is descriptor-relative (``openat``/``fstatat`` with ``O_NOFOLLOW``), so even a directory
+  swapped for a symlink between listing and descending is not followed. Only the log dir paths given on the
+  command line are resolved the usual way (an operator's ``/kafka -> /mnt/disk1`` link is fine).
+* Files that vanish, are replaced, grow or shrink during the walk are recorded with a flag, never an error.
+* Bounded memory: entries are streamed to the output as they are found (directory order, no sorting, no list
+  of entries), so 100k+ partitions cost the same memory as 10. An embedded file is held in memory once; its
+  size is capped (``--max-file-bytes``, ``--max-metadata-file-bytes``); a file over its cap is listed with
+  the flag ``over_cap`` and its bytes are not read (a 10 GiB sparse pre-allocated index costs one ``lstat``).
+
+Which bytes are embedded
+------------------------
+* In the log dir: ``meta.properties``, ``.kafka_cleanshutdown``, ``bootstrap.checkpoint`` and every
+  ``*-checkpoint`` file (recovery-point, log-start, replication and cleaner offset checkpoints).
+* In any child directory: ``partition.metadata``, ``leader-epoch-checkpoint``, ``quorum-state`` and producer-state
+  snapshots ``<20 digits>.snapshot``.
+* With ``--include-metadata-log``, in ``__cluster_metadata-0`` only: segments ``<20 digits>.log`` and snapshots
+  ``<20 digits>-<10 digits>.checkpoint``, under their own cap.
+Everything else (data segments, indexes, ``.lock`` ...) is listed only.
+
+The pack format, version 1 (public; bump ``version`` only for incompatible changes)
+-----------------------------------------------------------------------------------
+A pack is a gzip stream (RFC 1952; several concatenated members are allowed) of UTF-8 JSON lines, each line
+one JSON object terminated by ``\\n``; an uncompressed file of the same lines is also accepted by the reader.
+Every object has ``"rec"``, the record type. Readers skip record types they do not know and ignore keys they
+do not know; new optional keys may appear without a version bump. Suggested name: ``*.jsonl.gz`` (Spark's and
+every other JSON-lines reader then decompress it transparently). The lines, in order:
+
+1. ``{"rec":"header"}`` exactly once, first: ``format`` = ``"kafka-recon-pack"``, ``version`` = 1,
+   ``collector_version``, ``python_version``, ``broker_id`` (int or null; ``node.id``, else ``broker.id``, of the
+   log dirs' ``meta.properties``, null when they disagree or none has one), ``cluster_id`` (string or null),
+   ``log_dir_ids`` ({log dir: ``directory.id`` or null}), ``host`` (``socket.gethostname()``), ``capture_time``
+   (UTC ISO-8601 with milliseconds and ``Z``), ``log_dirs`` (list of the log dir paths as given), ``options``
+   (the walk options), ``warnings`` (list of strings).
+2. ``{"rec":"entry"}`` once per entry of the walk, with
+   ``log_dir`` (one of the header's ``log_dirs``), ``path`` (relative to ``log_dir``, ``/``-separated, at most
+   two components; ``""`` is the log dir itself), ``kind`` (``dir``, ``file``, ``symlink`` or ``other`` =
+   device, FIFO or socket), and when known: ``size`` (apparent size, ``st_size``), ``alloc`` (allocated bytes,
+   ``st_blocks * 512``, smaller than ``size`` for sparse files), ``mtime_ms``, ``mode`` (``st_mode``),
+   ``target`` (symlink target text, symlinks only), ``flags`` (list of strings below), ``error`` (text of the
+   OS error behind a flag), and for an embedded file (``kind`` = ``file`` only): ``content_size`` (bytes),
+   ``content_b64`` (standard base64 of the bytes, or of their first part) and ``content_parts`` (default 1).
+   When ``content_parts`` = N > 1, the entry line is followed by N-1 lines ``{"rec":"part","content_b64":...}``
+   carrying the rest in order (the writer cuts at 1 MiB, so no line is longer than ~1.4 MiB whatever the file
+   size, which lets a reader bound its line length). Order: post-order per directory: a directory's children
+   come before the directory's own entry, the log dir's entry (path ``""``) comes last for that log dir; the
+   order among siblings is the filesystem's.
+   Flags: ``over_cap`` (embeddable but larger than the cap: not embedded), ``vanished`` (gone between listing
+   and stat/open/read), ``unreadable`` (stat/open/read/list failed, see ``error``), ``incomplete`` (listing of
+   this directory broke off part way), ``changed_during_read`` (replaced, resized or changed type between
+   listing and read; ``size``/``mtime_ms`` then describe the file that was read), ``non_utf8_name`` (the name
+   is not UTF-8; ``path`` holds it with ``\\xNN`` escapes).
+3. ``{"rec":"trailer"}`` exactly once, last: ``entries`` and ``parts`` (line counts, so truncation is
+   detectable), ``dirs``, ``files``, ``symlinks``, ``other``, ``embedded``, ``embedded_bytes``, ``flagged``,
+   ``log_dirs_unreadable``, ``finish_time``, ``elapsed_ms``.
+
+Reader guarantees (``read_pack`` / ``PackReader``): it never writes or creates anything, so no member (symlink,
+device, ``../`` path) is ever materialised; every line length, every content size and the total decompressed
+size are capped before the bytes are held; a member with an unsafe path (absolute, ``.``/``..``/empty
+component, NUL, more than two components, log dir not in the header) or an impossible shape (content on a
+symlink/dir/device) is rejected with a reason; a truncated or corrupt pack yields everything read so far plus
+an error. Errors are ``PackError`` values with a stable ``kind``; no exception escapes for bad input.
+
+Filesystem protocol: the walker talks to a tiny object (``open_root``, ``root_stat``, ``scan``, ``open_dir``,
+``readlink``, ``read``, ``close``; see ``LocalFileSystem``) so ingest can plug in an adapter (e.g. pyarrow.fs
+for ``s3://``) and get the same entries from a raw tree anywhere.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import datetime
+import errno
+import gzip
+import io
+import json
+import os
+import re
+import socket
+import stat
+import sys
+import time
+import zlib
+from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
+
+COLLECTOR_VERSION = "1.0.0"
+FORMAT_NAME = "kafka-recon-pack"
+FORMAT_VERSION = 1
+
+KIND_DIR, KIND_FILE, KIND_SYMLINK, KIND_OTHER = "dir", "file", "symlink", "other"
+ENTRY_KINDS = frozenset({KIND_DIR, KIND_FILE, KIND_SYMLINK, KIND_OTHER})
+
+# Entry flags (stable strings: tables key on them).
+FLAG_OVER_CAP = "over_cap"
+FLAG_VANISHED = "vanished"
+FLAG_UNREADABLE = "unreadable"
+FLAG_INCOMPLETE = "incomplete"
+FLAG_CHANGED = "changed_during_read"
+FLAG_NON_UTF8 = "non_utf8_name"
+
+# The keys of every entry dict, in order; the walker and the reader both yield exactly these.
+ENTRY_FIELDS = ("log_dir", "path", "kind", "size", "alloc", "mtime_ms", "mode", "target", "content", "flags", "error")
+
+METADATA_DIR = "__cluster_metadata-0"
+LOCK_FILE = ".lock"
+PART_BYTES = 1 << 20  # raw bytes per content line; keeps every pack line short whatever the file size
+
+DEFAULT_MAX_FILE_BYTES = 1 << 20
+DEFAULT_MAX_METADATA_FILE_BYTES = 64 << 20
+DEFAULT_COMPRESS_LEVEL = 3
+
+_TOP_LEVEL_EMBED = frozenset({"meta.properties", ".kafka_cleanshutdown", "bootstrap.checkpoint"})
+_PARTITION_EMBED = frozenset({"partition.metadata", "leader-epoch-checkpoint", "quorum-state"})
+_PRODUCER_SNAPSHOT = re.compile(r"[0-9]{20}\.snapshot\Z")
+_METADATA_SEGMENT = re.compile(r"[0-9]{20}\.log\Z")
+_METADATA_SNAPSHOT = re.compile(r"[0-9]{20}-[0-9]{10}\.checkpoint\Z")
+
+_O_NOATIME = getattr(os, "O_NOATIME", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_BINARY = getattr(os, "O_BINARY", 0)
+
+
+# --------------------------------------------------------------------------------------------- options
+
+
+class CollectOptions(NamedTuple):
+    """What the walk embeds. Recorded in the pack header (``options``)."""
+
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    include_metadata_log: bool = False
+    max_metadata_file_bytes: int = DEFAULT_MAX_METADATA_FILE_BYTES
+
+    def checked(self) -> "CollectOptions":
+        for name in ("max_file_bytes", "max_metadata_file_bytes"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 0:
+                raise ValueError("%s must be an int >= 0, got %r (%s)" % (name, value, type(value).__name__))
+        if not isinstance(self.include_metadata_log, bool):
+            raise ValueError("include_metadata_log must be a bool, got %r" % (self.include_metadata_log,))
+        return self
+
+
+def embed_cap(parent: Optional[str], name: str, options: CollectOptions) -> Optional[int]:
+    """Size cap for a file whose bytes are embedded, or None when the file is only listed.
+
+    ``parent`` is None for a file directly in the log dir, else the name of the directory holding it.
+    """
+    if name == LOCK_FILE:
+        return None
+    if parent is None:
+        if name in _TOP_LEVEL_EMBED or name.endswith("-checkpoint"):
+            return options.max_file_bytes
+        return None
+    if name in _PARTITION_EMBED or _PRODUCER_SNAPSHOT.match(name):
+        return options.max_file_bytes
+    if (
+        options.include_metadata_log
+        and parent == METADATA_DIR
+        and (_METADATA_SEGMENT.match(name) or _METADATA_SNAPSHOT.match(name))
+    ):
+        return options.max_metadata_file_bytes
+    return None
+
+
+# ----------------------------------------------------------------------------------- filesystem protocol
+
+
+class Stat(NamedTuple):
+    """One directory entry as a filesystem adapter reports it (never following symlinks).
+
+    ``flag``/``error`` are set when the entry was listed but could not be stat'ed (``vanished`` or
+    ``unreadable``); ``kind`` then comes from the directory listing alone.
+    """
+
+    name: str
+    kind: str
+    size: Optional[int] = None
+    alloc: Optional[int] = None
+    mtime_ms: Optional[int] = None
+    mode: Optional[int] = None
+    flag: Optional[str] = None
+    error: Optional[str] = None
+
+
+class NotRegularFile(OSError):
+    """The name no longer refers to a regular file when it is opened (swapped for a FIFO, device, dir ...)."""
+
+
+def _kind_of_mode(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return KIND_DIR
+    if stat.S_ISREG(mode):
+        return KIND_FILE
+    if stat.S_ISLNK(mode):
+        return KIND_SYMLINK
+    return KIND_OTHER
+
+
+def _stat_from_os(name: str, st: os.stat_result) -> Stat:
+    blocks = getattr(st, "st_blocks", None)
+    return Stat(
+        name,
+        _kind_of_mode(st.st_mode),
+        st.st_size,
+        blocks * 512 if blocks is not None else None,
+        st.st_mtime_ns // 1000000,
+        st.st_mode,
+    )
+
+
+def oserror_text(exc: BaseException) -> str:
+    """Short, path-free description of an OS error: ``Permission denied (EACCES)``."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return "%s (%s)" % (exc.strerror or os.strerror(exc.errno), errno.errorcode.get(exc.errno, exc.errno))
+    return str(exc) or type(exc).__name__
+
+
+def _flag_of(exc: BaseException) -> str:
+    return FLAG_VANISHED if isinstance(exc, FileNotFoundError) else FLAG_UNREADABLE
+
+
+def _scandir_stat(entry: "os.DirEntry[str]") -> Stat:
+    try:
+        return _stat_from_os(entry.name, entry.stat(follow_symlinks=False))
+    except OSError as exc:
+        # Listed, then gone or unreadable: the kind comes from d_type (is_* never raise).
+        if entry.is_symlink():
+            kind = KIND_SYMLINK
+        elif entry.is_dir(follow_symlinks=False):
+            kind = KIND_DIR
+        elif entry.is_file(follow_symlinks=False):
+            kind = KIND_FILE
+        else:
+            kind = KIND_OTHER
+        return Stat(entry.name, kind, flag=_flag_of(exc), error=oserror_text(exc))
+
+
+def _read_capped(fd: int, size_hint: int, cap: int) -> Optional[bytes]:
+    """Read a whole file up to ``cap`` bytes; None when it holds more than ``cap``."""
+    limit = cap + 1
+    chunks: List[bytes] = []
+    total = 0
+    want = min(limit, max(size_hint, 0) + 1)  # +1 sees growth (and EOF) without a second call for most files
+    while total < limit:
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        if total == size_hint < want:  # exactly fstat's size and a short read: EOF, no confirming read
+            break
+        want = min(limit - total, max(4096, total))
+    if total > cap:
+        return None
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class LocalFileSystem:
+    """Default adapter: descriptor-relative walk on POSIX (``openat``/``fstatat``), read-only, no symlink followed.
+
+    A handle is an open directory descriptor. Every method raises ``OSError`` on failure; the walker turns
+    those into flags.
+    """
+
+    def __init__(self) -> None:
+        self._noatime = _O_NOATIME
+
+    def _open(self, name: str, flags: int, dir_fd: Optional[int]) -> int:
+        if self._noatime:
+            try:
+                return os.open(name, flags | self._noatime, dir_fd=dir_fd)
+            except PermissionError as exc:  # O_NOATIME needs file ownership or CAP_FOWNER: drop it for good
+                if exc.errno != errno.EPERM:
+                    raise
+                self._noatime = 0
+        return os.open(name, flags, dir_fd=dir_fd)
+
+    def open_root(self, path: str) -> int:
+        return self._open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC, None)
+
+    def root_stat(self, handle: int) -> Stat:
+        return _stat_from_os("", os.fstat(handle))
+
+    def scan(self, handle: int) -> Iterator[Stat]:
+        with os.scandir(handle) as entries:
+            for entry in entries:
+                yield _scandir_stat(entry)
+
+    def open_dir(self, handle: int, name: str) -> int:
+        return self._open(name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, handle)
+
+    def readlink(self, handle: int, name: str) -> str:
+        return os.readlink(name, dir_fd=handle)
+
+    def read(self, handle: int, name: str, cap: int) -> Tuple[Optional[bytes], Stat]:
+        """Bytes of a regular file (None when over ``cap``) and its stat taken on the open descriptor."""
+        fd = self._open(name, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY, handle)
+        try:
+            return _read_open_file(fd, name, cap)
+        finally:
+            os.close(fd)
+
+    def close(self, handle: int) -> None:
+        os.close(handle)
+
+
+def _read_open_file(fd: int, name: str, cap: int) -> Tuple[Optional[bytes], Stat]:
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile("not a regular file when opened (%s)" % _kind_of_mode(st.st_mode))
+    info = _stat_from_os(name, st)
+    if st.st_size > cap:
+        return None, info
+    return _read_capped(fd, st.st_size, cap), info
+
+
+class PathFileSystem(LocalFileSystem):
+    """Path-based adapter for platforms without ``openat`` (and the template for remote adapters).
+
+    A handle is the directory path. Symlinks are still never followed (``lstat`` before descending,
+    ``O_NOFOLLOW`` on open), but a swap between the check and the use is not excluded as on POSIX.
+    """
+
+    def open_root(self, path: str) -> str:  # type: ignore[override]
+        if not stat.S_ISDIR(os.stat(path).st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        return path
+
+    def root_stat(self, handle: str) -> Stat:  # type: ignore[override]
+        return _stat_from_os("", os.stat(handle))
+
+    def scan(self, handle: str) -> Iterator[Stat]:  # type: ignore[override]
+        with os.scandir(handle) as entries:
+            for entry in entries:
+                yield _scandir_stat(entry)
+
+    def open_dir(self, handle: str, name: str) -> str:  # type: ignore[override]
+        path = os.path.join(handle, name)
+        if not stat.S_ISDIR(os.lstat(path).st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        return path
+
+    def readlink(self, handle: str, name: str) -> str:  # type: ignore[override]
+        return os.readlink(os.path.join(handle, name))
+
+    def read(self, handle: str, name: str, cap: int) -> Tuple[Optional[bytes], Stat]:  # type: ignore[override]
+        path = os.path.join(handle, name)
+        fd = self._open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY, None)
+        try:
+            return _read_open_file(fd, name, cap)
+        finally:
+            os.close(fd)
+
+    def close(self, handle: str) -> None:  # type: ignore[override]
+        return None
+
+
+def default_fs() -> LocalFileSystem:
+    """The descriptor-relative adapter where the platform supports it, else the path-based one."""
+    if (
+        os.open in os.supports_dir_fd
+        and os.readlink in os.supports_dir_fd
+        and os.scandir in os.supports_fd
+        and _O_DIRECTORY
+        and _O_NOFOLLOW
+    ):
+        return LocalFileSystem()
+    return PathFileSystem()
+
+
+# ------------------------------------------------------------------------------------------------ walker
+
+
+def _entry(
+    log_dir: str,
+    path: str,
+    kind: str,
+    size: Optional[int] = None,
+    alloc: Optional[int] = None,
+    mtime_ms: Optional[int] = None,
+    mode: Optional[int] = None,
+    target: Optional[str] = None,
+    content: Optional[bytes] = None,
+    flags: Optional[List[str]] = None,
+    error: Optional[str] = None,
+) -> Dict[str, Any]:
+    return {
+        "log_dir": log_dir,
+        "path": path,
+        "kind": kind,
+        "size": size,
+        "alloc": alloc,
+        "mtime_ms": mtime_ms,
+        "mode": mode,
+        "target": target,
+        "content": content,
+        "flags": flags if flags is not None else [],
+        "error": error,
+    }
+
+
+def _display_name(name: str, flags: List[str]) -> str:
+    """The name as valid UTF-8 text; undecodable bytes become ``\\xNN`` and the entry is flagged."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        flags.append(FLAG_NON_UTF8)
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+class _Walker:
+    def __init__(self, fs: LocalFileSystem, options: CollectOptions) -> None:
+        self.fs = fs
+        self.options = options
+
+    def log_dir(self, log_dir: str) -> Iterator[Dict[str, Any]]:
+        fs = self.fs
+        try:
+            root = fs.open_root(log_dir)
+        except OSError as exc:
+            yield _entry(log_dir, "", KIND_DIR, flags=[_flag_of(exc)], error=oserror_text(exc))
+            return
+        try:
+            flags: List[str] = []
+            error = None
+            try:
+                info: Optional[Stat] = fs.root_stat(root)
+            except OSError as exc:
+                info, error = None, oserror_text(exc)
+                flags.append(_flag_of(exc))
+            try:
+                for st in fs.scan(root):
+                    yield from self._child(root, log_dir, st)
+            except OSError as exc:
+                flags.append(FLAG_INCOMPLETE)
+                error = oserror_text(exc)
+            if info is None:
+                yield _entry(log_dir, "", KIND_DIR, flags=flags, error=error)
+            else:
+                yield _entry(log_dir, "", KIND_DIR, info.size, info.alloc, info.mtime_ms, info.mode,
+                             flags=flags, error=error)
+        finally:
+            fs.close(root)
+
+    def _child(self, root: Any, log_dir: str, st: Stat) -> Iterator[Dict[str, Any]]:
+        flags: List[str] = []
+        path = _display_name(st.name, flags)
+        if st.flag is not None or st.kind != KIND_DIR:
+            yield self._leaf(root, log_dir, None, path, st, flags)
+            return
+        fs = self.fs
+        error = None
+        try:
+            handle = fs.open_dir(root, st.name)
+        except OSError as exc:
+            if isinstance(exc, FileNotFoundError):
+                flags.append(FLAG_VANISHED)
+            elif exc.errno in (errno.ELOOP, errno.ENOTDIR):  # replaced by a symlink or a file since listing
+                flags.append(FLAG_CHANGED)
+            else:
+                flags.append(FLAG_UNREADABLE)
+            yield _entry(log_dir, path, KIND_DIR, st.size, st.alloc, st.mtime_ms, st.mode,
+                         flags=flags, error=oserror_text(exc))
+            return
+        try:
+            try:
+                for sub in fs.scan(handle):
+                    sub_flags: List[str] = []
+                    sub_path = path + "/" + _display_name(sub.name, sub_flags)
+                    yield self._leaf(handle, log_dir, st.name, sub_path, sub, sub_flags)
+            except OSError as exc:
+                flags.append(FLAG_INCOMPLETE)
+                error = oserror_text(exc)
+        finally:
+            fs.close(handle)
+        yield _entry(log_dir, path, KIND_DIR, st.size, st.alloc, st.mtime_ms, st.mode, flags=flags, error=error)
+
+    def _leaf(
+        self, handle: Any, log_dir: str, parent: Optional[str], path: str, st: Stat, flags: List[str]
+    ) -> Dict[str, Any]:
+        """Entry for anything not descended into: files, symlinks, others, and directories at depth 2."""
+        if st.flag is not None:
+            flags.append(st.flag)
+            return _entry(log_dir, path, st.kind, flags=flags, error=st.error)
+        if st.kind == KIND_SYMLINK:
+            try:
+                target = _display_name(self.fs.readlink(handle, st.name), [])
+            except OSError as exc:
+                flags.append(_flag_of(exc))
+                return _entry(log_dir, path, st.kind, st.size, st.alloc, st.mtime_ms, st.mode,
+                              flags=flags, error=oserror_text(exc))
+            return _entry(log_dir, path, st.kind, st.size, st.alloc, st.mtime_ms, st.mode, target, flags=flags)
+        cap = embed_cap(parent, st.name, self.options) if st.kind == KIND_FILE else None
+        if cap is None:
+            return _entry(log_dir, path, st.kind, st.size, st.alloc, st.mtime_ms, st.mode, flags=flags)
+        if st.size is not None and st.size > cap:
+            flags.append(FLAG_OVER_CAP)
+            return _entry(log_dir, path, st.kind, st.size, st.alloc, st.mtime_ms, st.mode, flags=flags)
+        try:
+            content, now = self.fs.read(handle, st.name, cap)
+        except NotRegularFile as exc:
+            flags.append(FLAG_CHANGED)
+            return _entry(log_dir, path, st.kind, st.size, st.alloc, st.mtime_ms, st.mode,
+                          flags=flags, error=str(exc))
+        except OSError as exc:
+            flags.append(_flag_of(exc))
+            return _entry(log_dir, path, st.kind, st.size, st.alloc, st.mtime_ms, st.mode,
+                          flags=flags, error=oserror_text(exc))
+        changed = now.size != st.size or now.mtime_ms != st.mtime_ms
+        if content is None:  # over the cap when opened, or grew past it while being read
+            changed = changed or (now.size is not None and now.size <= cap)
+        elif len(content) != now.size:
+            changed = True
+        if changed:
+            flags.append(FLAG_CHANGED)
+        if content is None:
+            flags.append(FLAG_OVER_CAP)
+        return _entry(log_dir, path, st.kind, now.size, now.alloc, now.mtime_ms, now.mode, None, content, flags)
+
+
+def walk_log_dirs(
+    log_dirs: Iterable[str], options: Optional[CollectOptions] = None, fs: Optional[LocalFileSystem] = None
+) -> Iterator[Dict[str, Any]]:
+    """Yield one entry dict (keys ``ENTRY_FIELDS``) per entry of each log dir, exactly as a pack would hold it.
+
+    Entries are produced lazily in post-order (children before their directory, the log dir last), so memory
+    does not grow with the number of partitions. Filesystem trouble becomes entry flags, never an exception.
+
+    Example::
+
+        for e in walk_log_dirs(["/var/lib/kafka/data"]):
+            if e["path"].endswith("/partition.metadata"):
+                print(e["path"], e["content"])
+
+    :param log_dirs: log dir paths (as the adapter understands them); each is recorded as given.
+    :param options: what to embed; defaults to ``CollectOptions()``.
+    :param fs: filesystem adapter (see ``LocalFileSystem``); defaults to ``default_fs()``.
+    """
+    walker = _Walker(fs if fs is not None else default_fs(), (options or CollectOptions()).checked())
+    for log_dir in log_dirs:
+        yield from walker.log_dir(log_dir)
+
+
+# ----------------------------------------------------------------------------- meta.properties and header
+
+
+def parse_properties(text: str) -> Dict[str, str]:
+    """Minimal ``java.util.Properties.load``: comments, ``=``/``:``/blank separators, continuations, escapes."""
+    result: Dict[str, str] = {}
+    logical = ""
+    for raw in text.splitlines():
+        line = raw.lstrip(" \t\f")
+        if not logical and (not line or line[0] in "#!"):
+            continue
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2 == 1:  # odd number of trailing backslashes: continues on the next line
+            logical += line[:-1]
+            continue
+        logical += line
+        key, value = _split_property(logical)
+        result[key] = value
+        logical = ""
+    if logical:
+        key, value = _split_property(logical)
+        result[key] = value
+    return result
+
+
+_PROPERTY_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _split_property(line: str) -> Tuple[str, str]:
+    i, n = 0, len(line)
+    while i < n and line[i] not in "=: \t\f":
+        i += 2 if line[i] == "\\" else 1
+    key = line[:i]
+    while i < n and line[i] in " \t\f":
+        i += 1
+    if i < n and line[i] in "=:":
+        i += 1
+    while i < n and line[i] in " \t\f":
+        i += 1
+    return _unescape_property(key), _unescape_property(line[i:])
+
+
+def _unescape_property(text: str) -> str:
+    if "\\" not in text:
+        return text
+    out: List[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c != "\\" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt == "u" and re.match(r"[0-9a-fA-F]{4}\Z", text[i + 2:i + 6]):
+            out.append(chr(int(text[i + 2:i + 6], 16)))
+            i += 6
+        else:
+            out.append(_PROPERTY_ESCAPES.get(nxt, nxt))
+            i += 2
+    return "".join(out)
+
+
+def utc_now_iso() -> str:
+    return _iso(datetime.datetime.now(datetime.timezone.utc))
+
+
+def _iso(moment: datetime.datetime) -> str:
+    moment = moment.astimezone(datetime.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
+
+
+def parse_capture_time(text: str) -> str:
+    """Normalise an ISO-8601 time to the header form (UTC, milliseconds, ``Z``); naive times are UTC."""
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    try:
+        moment = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("capture time %r is not ISO-8601 (e.g. 2026-11-22T08:32:56Z)" % (text,)) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return _iso(moment)
+
+
+def read_identity(
+    log_dirs: List[str], fs: Optional[LocalFileSystem] = None, options: Optional[CollectOptions] = None
+) -> Dict[str, Any]:
+    """Broker id, cluster id and directory ids from the log dirs' ``meta.properties`` (+ warnings)."""
+    fs = fs if fs is not None else default_fs()
+    cap = (options or CollectOptions()).max_file_bytes
+    warnings: List[str] = []
+    broker_ids: Dict[str, str] = {}
+    cluster_ids: Dict[str, str] = {}
+    dir_ids: Dict[str, Optional[str]] = {}
+    for log_dir in log_dirs:
+        dir_ids[log_dir] = None
+        try:
+            root = fs.open_root(log_dir)
+        except OSError as exc:
+            warnings.append("%s: cannot open log dir: %s" % (log_dir, oserror_text(exc)))
+            continue
+        try:
+            content, _ = fs.read(root, "meta.properties", cap)
+        except OSError as exc:
+            warnings.append("%s: no readable meta.properties: %s" % (log_dir, oserror_text(exc)))
+            continue
+        finally:
+            fs.close(root)
+        if content is None:
+            warnings.append("%s: meta.properties larger than %d bytes" % (log_dir, cap))
+            continue
+        props = parse_properties(content.decode("utf-8", "replace"))
+        node = props.get("node.id", props.get("broker.id"))
+        if node is not None:
+            broker_ids[log_dir] = node.strip()
+        if "cluster.id" in props:
+            cluster_ids[log_dir] = props["cluster.id"].strip()
+        dir_ids[log_dir] = props.get("directory.id")
+    broker_id: Optional[int] = None
+    if len(set(broker_ids.values())) > 1:
+        warnings.append("node.id/broker.id differ across log dirs: %s" % json.dumps(broker_ids, sort_keys=True))
+    elif broker_ids:
+        text = next(iter(broker_ids.values()))
+        if re.match(r"-?[0-9]{1,10}\Z", text):
+            broker_id = int(text)
+        else:
+            warnings.append("node.id/broker.id %r is not an integer" % (text,))
+    cluster_id: Optional[str] = None
+    if len(set(cluster_ids.values())) > 1:
+        warnings.append("cluster.id differs across log dirs: %s" % json.dumps(cluster_ids, sort_keys=True))
+    elif cluster_ids:
+        cluster_id = next(iter(cluster_ids.values()))
+    return {"broker_id": broker_id, "cluster_id": cluster_id, "log_dir_ids": dir_ids, "warnings": warnings}
+
+
+def make_header(
+    log_dirs: List[str],
+    options: Optional[CollectOptions] = None,
+    fs: Optional[LocalFileSystem] = None,
+    host: Optional[str] = None,
+    capture_time: Optional[str] = None,
+) -> Dict[str, Any]:
+    """The pack header for these log dirs (also what raw-tree ingest should record for a capture)."""
+    options = (options or CollectOptions()).checked()
+    identity = read_identity(log_dirs, fs, options)
+    return {
+        "rec": "header",
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "collector_version": COLLECTOR_VERSION,
+        "python_version": "%d.%d.%d" % sys.version_info[:3],
+        "broker_id": identity["broker_id"],
+        "cluster_id": identity["cluster_id"],
+        "log_dir_ids": identity["log_dir_ids"],
+        "host": host if host is not None else socket.gethostname(),
+        "capture_time": capture_time if capture_time is not None else utc_now_iso(),
+        "log_dirs": list(log_dirs),
+        "options": dict(options._asdict()),
+        "warnings": identity["warnings"],
+    }
+
+
+# ------------------------------------------------------------------------------------------------ writer
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+_FLUSH_CHARS = 1 << 18
+
+
+class _Counts:
+    __slots__ = ("entries", "parts", "dirs", "files", "symlinks", "other", "embedded", "embedded_bytes",
+                 "flagged", "log_dirs_unreadable")
+
+    def __init__(self) -> None:
+        for name in self.__slots__:
+            setattr(self, name, 0)
+
+    def add(self, entry: Dict[str, Any]) -> None:
+        self.entries += 1
+        kind = entry["kind"]
+        if kind == KIND_FILE:
+            self.files += 1
+        elif kind == KIND_DIR:
+            self.dirs += 1
+        elif kind == KIND_SYMLINK:
+            self.symlinks += 1
+        else:
+            self.other += 1
+        if entry["content"] is not None:
+            self.embedded += 1
+            self.embedded_bytes += len(entry["content"])
+        if entry["flags"]:
+            self.flagged += 1
+            if entry["path"] == "" and (FLAG_UNREADABLE in entry["flags"] or FLAG_VANISHED in entry["flags"]):
+                self.log_dirs_unreadable += 1
+
+
+def entry_lines(entry: Dict[str, Any]) -> List[str]:
+    """The pack lines (without newlines) for one entry: the entry record and any content parts."""
+    rec: Dict[str, Any] = {"rec": "entry", "log_dir": entry["log_dir"], "path": entry["path"], "kind": entry["kind"]}
+    for key in ("size", "alloc", "mtime_ms", "mode", "target"):
+        value = entry[key]
+        if value is not None:
+            rec[key] = value
+    if entry["flags"]:
+        rec["flags"] = entry["flags"]
+    if entry["error"] is not None:
+        rec["error"] = entry["error"]
+    content = entry["content"]
+    if content is None:
+        return [_ENCODER.encode(rec)]
+    view = memoryview(content)
+    rec["content_size"] = len(view)
+    rec["content_b64"] = base64.b64encode(view[:PART_BYTES]).decode("ascii")
+    if len(view) <= PART_BYTES:
+        return [_ENCODER.encode(rec)]
+    parts = (len(view) + PART_BYTES - 1) // PART_BYTES
+    rec["content_parts"] = parts
+    lines = [_ENCODER.encode(rec)]
+    for start in range(PART_BYTES, len(view), PART_BYTES):
+        chunk = base64.b64encode(view[start:start + PART_BYTES]).decode("ascii")
+        lines.append('{"rec":"part","content_b64":"%s"}' % chunk)
+    return lines
+
+
+def write_pack(
+    out: BinaryIO,
+    log_dirs: List[str],
+    options: Optional[CollectOptions] = None,
+    fs: Optional[LocalFileSystem] = None,
+    host: Optional[str] = None,
+    capture_time: Optional[str] = None,
+    compress_level: int = DEFAULT_COMPRESS_LEVEL,
+) -> Dict[str, Any]:
+    """Walk ``log_dirs`` and write one pack to the binary stream ``out``; returns the trailer.
+
+    Memory stays flat: lines are batched (256 KiB) into the gzip stream as the walk produces them. The
+    caller owns ``out`` (``collect`` adds the "not inside a log dir" check and an atomic rename).
+
+    Example::
+
+        with open("/tmp/broker-101.jsonl.gz", "wb") as f:
+            trailer = write_pack(f, ["/var/lib/kafka/data"])
+    """
+    options = (options or CollectOptions()).checked()
+    fs = fs if fs is not None else default_fs()
+    started = time.monotonic()
+    header = make_header(log_dirs, options, fs, host, capture_time)
+    counts = _Counts()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=out, compresslevel=compress_level, mtime=0) as gz:
+        batch: List[str] = [_ENCODER.encode(header)]
+        pending = len(batch[0])
+        for entry in walk_log_dirs(log_dirs, options, fs):
+            counts.add(entry)
+            lines = entry_lines(entry)
+            counts.parts += len(lines) - 1
+            batch.extend(lines)
+            pending += len(lines[0]) if len(lines) == 1 else sum(len(line) for line in lines)
+            if pending >= _FLUSH_CHARS:
+                batch.append("")
+                gz.write("\n".join(batch).encode("ascii"))
+                batch, pending = [], 0
+        trailer: Dict[str, Any] = {"rec": "trailer"}
+        for name in counts.__slots__:
+            trailer[name] = getattr(counts, name)
+        trailer["finish_time"] = utc_now_iso()
+        trailer["elapsed_ms"] = int((time.monotonic() - started) * 1000)
+        batch.append(_ENCODER.encode(trailer))
+        batch.append("")
+        gz.write("\n".join(batch).encode("ascii"))
+    trailer["header"] = header
+    return trailer
+
+
+class UsageError(ValueError):
+    """Bad collector arguments (exit code 2)."""
+
+
+def _is_within(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # different drives on Windows
+        return False
+
+
+def check_output_path(out_path: str, log_dirs: List[str]) -> None:
+    """Refuse an output path inside (or equal to) any log dir, following symlinks on both sides."""
+    absolute = os.path.abspath(out_path)
+    candidates = {os.path.realpath(absolute), os.path.join(os.path.realpath(os.path.dirname(absolute)),
+                                                           os.path.basename(absolute))}
+    for log_dir in log_dirs:
+        root = os.path.realpath(log_dir)
+        for candidate in candidates:
+            if _is_within(candidate, root):
+                raise UsageError("refusing to write %r: it is inside log dir %r (the collector never writes in a "
+                                 "log dir; choose --out elsewhere, e.g. /tmp)" % (out_path, log_dir))
+
+
+def default_pack_name(header: Dict[str, Any]) -> str:
+    stamp = re.sub(r"[^0-9TZ]", "", header["capture_time"].split(".")[0]) + "Z"
+    broker = header["broker_id"] if header["broker_id"] is not None else "unknown"
+    host = re.sub(r"[^A-Za-z0-9._-]", "_", header["host"] or "host")[:64]
+    return "kafka-recon-%s-broker-%s-%s.jsonl.gz" % (host, broker, stamp)
+
+
+def collect(
+    log_dirs: List[str],
+    out_path: str,
+    options: Optional[CollectOptions] = None,
+    capture_time: Optional[str] = None,
+    compress_level: int = DEFAULT_COMPRESS_LEVEL,
+    fs: Optional[LocalFileSystem] = None,
+    host: Optional[str] = None,
+) -> Tuple[str, Dict[str, Any]]:
+    """Checked, atomic pack writing: ``out_path`` (a file, an existing directory, or ``-`` for stdout).
+
+    Raises ``UsageError`` for arguments that cannot work (duplicate/missing log dirs, output inside a log dir)
+    before anything is written, ``OSError`` when the output cannot be written. Returns (path written, trailer).
+    """
+    if not log_dirs:
+        raise UsageError("at least one --log-dir is required")
+    if len(set(log_dirs)) != len(log_dirs):
+        raise UsageError("a log dir is given twice: %s" % ", ".join(log_dirs))
+    for log_dir in log_dirs:
+        if "\x00" in log_dir or not os.path.isdir(log_dir):
+            raise UsageError("log dir %r is not a directory" % (log_dir,))
+    if not 0 <= compress_level <= 9:
+        raise UsageError("compress level must be 0..9, got %r" % (compress_level,))
+    capture_time = capture_time or utc_now_iso()  # one time for the auto name and the header
+    if out_path == "-":
+        trailer = write_pack(sys.stdout.buffer, log_dirs, options, fs, host, capture_time, compress_level)
+        sys.stdout.buffer.flush()
+        return out_path, trailer
+    if os.path.isdir(out_path):
+        check_output_path(os.path.join(out_path, "x"), log_dirs)
+        name = default_pack_name(make_header(log_dirs, options, fs, host, capture_time))
+        out_path = os.path.join(out_path, name)
+    check_output_path(out_path, log_dirs)
+    temp = out_path + ".part"
+    check_output_path(temp, log_dirs)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_NOFOLLOW | _O_CLOEXEC | _O_BINARY, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            trailer = write_pack(raw, log_dirs, options, fs, host, capture_time, compress_level)
+        os.replace(temp, out_path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+    return out_path, trailer
+
+
+# ------------------------------------------------------------------------------------------------ reader
+
+PACK_ERROR_KINDS = frozenset(
+    {
+        "bad_header",           # first line missing, not JSON, not a kafka-recon-pack header, or bad fields
+        "bad_version",          # header version this reader does not know
+        "bad_json",             # a line that is not a JSON object
+        "bad_entry",            # an entry/part with missing or mistyped fields, or content parts out of place
+        "unsafe_path",          # absolute, ./../empty component, NUL, > 2 components, log dir not in header
+        "unsafe_member",        # content on a symlink, directory or device entry
+        "decompression_bomb",   # a line, a content or the whole stream over the reader's caps
+        "truncated_pack",       # stream ends early: gzip cut short, last line unterminated, no trailer
+        "corrupt_pack",         # gzip CRC/format error
+        "count_mismatch",       # trailer counts disagree with the lines read
+        "garbage_after_frame",  # lines after the trailer
+        "io_error",             # reading the pack's bytes failed
+        "too_many_errors",      # reader stopped after max_errors errors
+    }
+)
+
+
+class PackError(NamedTuple):
+    """One problem found in a pack: a stable ``kind`` (``PACK_ERROR_KINDS``), text, 1-based line, member path."""
+
+    kind: str
+    message: str
+    line: Optional[int] = None
+    path: Optional[str] = None
+
+
+class _Stop(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class _Prefixed(io.RawIOBase):
+    """A raw stream that first returns ``head`` (the sniffed magic bytes), then the rest of ``raw``."""
+
+    def __init__(self, head: bytes, raw: BinaryIO) -> None:
+        super().__init__()
+        self._head = head
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._raw.read(len(buffer))
+        if not data:
+            return 0
+        n = len(data)
+        buffer[:n] = data
+        return n
+
+
+DEFAULT_MAX_CONTENT_BYTES = 64 << 20
+DEFAULT_MAX_LINE_BYTES = 4 << 20
+DEFAULT_MAX_TOTAL_BYTES = 8 << 30
+DEFAULT_MAX_ERRORS = 1000
+
+_INT = int  # ``type(x) is _INT`` rejects bools and floats
+_JSON_DECODE = json.JSONDecoder().decode
+
+
+def path_problem(path: str) -> Optional[str]:
+    """Why a member path is unsafe (None when it is a plain relative path of at most two components)."""
+    if path == "":
+        return None
+    if "\x00" in path:
+        return "path contains a NUL byte"
+    if path.startswith("/"):
+        return "absolute path"
+    parts = path.split("/")
+    if len(parts) > 2:
+        return "path has more than 2 components"
+    for part in parts:
+        if part in ("", ".", ".."):
+            return "path has an empty, '.' or '..' component"
+    return None
+
+
+def _b64_bound(n: int) -> int:
+    return 4 * ((n + 2) // 3)
+
+
+class PackReader:
+    """Sequential, bounded-memory reader of one pack; iterate it for entries (dicts with ``ENTRY_FIELDS``).
+
+    ``header`` is read on construction (None when unusable), ``trailer`` after iteration, ``errors`` collects
+    ``PackError`` values as they are found, ``complete`` is True only when the trailer was read, its counts
+    match and no error was found. Rejected members are not yielded; each leaves one error (kind, line, path).
+    The reader creates nothing on disk; symlink and device members are data only.
+
+    Example::
+
+        with PackReader("broker-101.jsonl.gz") as pack:
+            for entry in pack:
+                ...
+        if not pack.complete:
+            quarantine(pack.errors)
+
+    :param source: a path, bytes, or a binary file object (gzip or plain JSON lines, sniffed).
+    :param max_content_bytes: largest embedded file accepted (bigger: ``decompression_bomb``).
+    :param max_line_bytes: longest line accepted; reading stops there (``decompression_bomb``).
+    :param max_total_bytes: most decompressed bytes read; reading stops there (``decompression_bomb``).
+    :param max_errors: errors recorded before the reader gives up (``too_many_errors``).
+    """
+
+    def __init__(
+        self,
+        source: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO],
+        max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+        max_errors: int = DEFAULT_MAX_ERRORS,
+    ) -> None:
+        self.max_content_bytes = max_content_bytes
+        self.max_line_bytes = max_line_bytes
+        self.max_total_bytes = max_total_bytes
+        self.max_errors = max_errors
+        self.header: Optional[Dict[str, Any]] = None
+        self.trailer: Optional[Dict[str, Any]] = None
+        self.errors: List[PackError] = []
+        self.entries_seen = 0  # entry lines, accepted or not
+        self.parts_seen = 0
+        self.complete = False
+        self._line_no = 0
+        self._total = 0
+        self._stopped = False
+        self._started = False
+        self._owned: Optional[BinaryIO] = None
+        self._stream: Any = None
+        self._dirs: Dict[str, str] = {}
+        try:
+            self._open(source)
+            self._read_header()
+        except _Stop as stop:
+            self._fail(stop.kind, str(stop))
+
+    # -- opening
+    def _open(self, source: Any) -> None:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            raw: BinaryIO = io.BytesIO(bytes(source))
+        elif isinstance(source, (str, os.PathLike)):
+            try:
+                raw = open(source, "rb")  # closed by close()
+            except OSError as exc:
+                raise _Stop("io_error", "cannot open pack: %s" % oserror_text(exc)) from None
+            self._owned = raw
+        else:
+            raw = source
+        try:
+            head = raw.read(2)
+        except OSError as exc:
+            raise _Stop("io_error", "cannot read pack: %s" % oserror_text(exc)) from None
+        buffered = io.BufferedReader(_Prefixed(head or b"", raw), 1 << 16)
+        if head == b"\x1f\x8b":
+            self._stream = gzip.GzipFile(filename="", mode="rb", fileobj=buffered)
+        else:
+            self._stream = buffered
+
+    def close(self) -> None:
+        self._stopped = True
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+    def __enter__(self) -> "PackReader":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    # -- errors
+    def _error(self, kind: str, message: str, path: Optional[str] = None) -> None:
+        if self._stopped:
+            return
+        if len(self.errors) >= self.max_errors:
+            self.errors.append(PackError("too_many_errors", "stopped after %d errors" % self.max_errors,
+                                         self._line_no))
+            self._stopped = True
+            return
+        if path is not None and len(path) > 300:
+            path = path[:300] + "..."
+        self.errors.append(PackError(kind, message, self._line_no or None, path))
+
+    def _fail(self, kind: str, message: str) -> None:
+        self._error(kind, message)
+        self.close()
+
+    # -- lines
+    def _read_line(self) -> Optional[bytes]:
+        try:
+            line = self._stream.readline(self.max_line_bytes + 1)
+        except EOFError:
+            raise _Stop("truncated_pack", "pack ends in the middle of its gzip stream (truncated)") from None
+        except (gzip.BadGzipFile, zlib.error) as exc:
+            raise _Stop("corrupt_pack", "gzip stream is corrupt: %s" % (exc,)) from None
+        except OSError as exc:
+            raise _Stop("io_error", "cannot read pack: %s" % oserror_text(exc)) from None
+        if not line:
+            return None
+        self._line_no += 1
+        self._total += len(line)
+        if len(line) > self.max_line_bytes:
+            raise _Stop("decompression_bomb", "line longer than max_line_bytes=%d; stopped reading"
+                        % self.max_line_bytes)
+        if self._total > self.max_total_bytes:
+            raise _Stop("decompression_bomb", "more than max_total_bytes=%d decompressed; stopped reading"
+                        % self.max_total_bytes)
+        if not line.endswith(b"\n"):
+            raise _Stop("truncated_pack", "last line is not terminated (truncated pack)")
+        return line
+
+    def _parse(self, line: bytes) -> Optional[Dict[str, Any]]:
+        try:
+            obj = _JSON_DECODE(line.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            self._error("bad_json", "line is not JSON: %s" % (str(exc)[:200],))
+            return None
+        if not isinstance(obj, dict):
+            self._error("bad_json", "line is not a JSON object")
+            return None
+        return obj
+
+    # -- header
+    def _read_header(self) -> None:
+        line = self._read_line()
+        if line is None:
+            raise _Stop("bad_header", "empty pack: no header line")
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            raise _Stop("bad_header", "first line is not JSON (not a kafka-recon pack?)") from None
+        if not isinstance(obj, dict) or obj.get("rec") != "header" or obj.get("format") != FORMAT_NAME:
+            raise _Stop("bad_header", "first line is not a %s header" % FORMAT_NAME)
+        version = obj.get("version")
+        if type(version) is not _INT:
+            raise _Stop("bad_header", "header version is not an integer")
+        if version != FORMAT_VERSION:
+            raise _Stop("bad_version", "pack version %d, this reader knows %d" % (version, FORMAT_VERSION))
+        log_dirs = obj.get("log_dirs")
+        if (
+            not isinstance(log_dirs, list)
+            or not log_dirs
+            or not all(isinstance(d, str) and d and "\x00" not in d for d in log_dirs)
+            or len(set(log_dirs)) != len(log_dirs)
+        ):
+            raise _Stop("bad_header", "header log_dirs must be a non-empty list of distinct non-empty strings")
+        checks = (
+            ("broker_id", lambda v: v is None or type(v) is _INT),
+            ("cluster_id", lambda v: v is None or isinstance(v, str)),
+            ("host", lambda v: v is None or isinstance(v, str)),
+            ("capture_time", lambda v: v is None or isinstance(v, str)),
+            ("log_dir_ids", lambda v: v is None or isinstance(v, dict)),
+            ("options", lambda v: v is None or isinstance(v, dict)),
+            ("warnings", lambda v: v is None or (isinstance(v, list) and all(isinstance(w, str) for w in v))),
+        )
+        for key, ok in checks:
+            if not ok(obj.get(key)):
+                raise _Stop("bad_header", "header field %s has the wrong type" % key)
+        self._dirs = {d: d for d in log_dirs}
+        header = dict(obj)
+        header.pop("rec", None)
+        for key in ("broker_id", "cluster_id", "host", "capture_time", "log_dir_ids", "options"):
+            header.setdefault(key, None)
+        header.setdefault("warnings", [])
+        self.header = header
+
+    # -- entries
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        if self._started:
+            raise ValueError("a PackReader can be iterated once")
+        self._started = True
+        return self._entries()
+
+    def _entries(self) -> Iterator[Dict[str, Any]]:
+        if self.header is None or self._stopped:
+            return
+        # Content parts still expected after an entry line. ``pending`` is the entry being reassembled, or
+        # None while the parts of a rejected entry are skipped (read and counted, never held).
+        parts_left = 0
+        pending: Optional[Dict[str, Any]] = None
+        chunks: List[bytes] = []
+        missing = 0  # bytes of ``pending``'s content still to come
+        try:
+            while not self._stopped:
+                line = self._read_line()
+                if line is None:
+                    break
+                obj = self._parse(line)
+                if obj is None:
+                    continue
+                rec = obj.get("rec")
+                if parts_left and rec == "part":
+                    self.parts_seen += 1
+                    parts_left -= 1
+                    if pending is None:
+                        continue
+                    data = self._part(obj, pending["path"], missing)
+                    if data is None:
+                        pending, chunks = None, []
+                        continue
+                    chunks.append(data)
+                    missing -= len(data)
+                    if parts_left == 0:
+                        done = self._finish(pending, chunks, missing)
+                        pending, chunks = None, []
+                        if done is not None:
+                            yield done
+                    continue
+                if parts_left:
+                    self._error("bad_entry", "content parts missing (%d more expected)" % parts_left,
+                                pending["path"] if pending is not None else None)
+                    parts_left, pending, chunks = 0, None, []
+                if self.trailer is not None:
+                    self._error("garbage_after_frame", "record after the trailer")
+                    break
+                if rec == "entry":
+                    self.entries_seen += 1
+                    checked = self._check_entry(obj)
+                    if checked is None:
+                        parts = obj.get("content_parts")
+                        if type(parts) is _INT and parts > 1:
+                            parts_left = parts - 1  # skip the rejected entry's parts
+                        continue
+                    entry, parts, first, size = checked
+                    if first is None:
+                        yield entry
+                    elif parts == 1:
+                        done = self._finish(entry, [first], size - len(first))
+                        if done is not None:
+                            yield done
+                    else:
+                        pending, chunks, parts_left, missing = entry, [first], parts - 1, size - len(first)
+                elif rec == "part":
+                    self.parts_seen += 1
+                    self._error("bad_entry", "content part without an entry")
+                elif rec == "trailer":
+                    self._check_trailer(obj)
+                elif rec == "header":
+                    self._error("bad_entry", "second header")
+                elif not isinstance(rec, str):
+                    self._error("bad_entry", "record without a rec type")
+                # any other named record type comes from a newer minor version: skipped
+            if parts_left and not self._stopped:
+                self._error("truncated_pack", "pack ends inside an entry's content parts",
+                            pending["path"] if pending is not None else None)
+            if self.trailer is None and not self._stopped:
+                self._error("truncated_pack", "pack has no trailer (truncated)")
+        except _Stop as stop:
+            self._error(stop.kind, str(stop))
+        finally:
+            self.complete = self.trailer is not None and not self.errors
+            self.close()
+
+    def _part(self, obj: Dict[str, Any], path: str, missing: int) -> Optional[bytes]:
+        """Decoded bytes of one content part, never more than the ``missing`` bytes the entry announced."""
+        text = obj.get("content_b64")
+        if not isinstance(text, str):
+            self._error("bad_entry", "content part without content_b64", path)
+            return None
+        if len(text) > _b64_bound(missing):
+            self._error("bad_entry", "content parts hold more than content_size", path)
+            return None
+        try:
+            return base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            self._error("bad_entry", "content part is not base64", path)
+            return None
+
+    def _finish(self, entry: Dict[str, Any], chunks: List[bytes], missing: int) -> Optional[Dict[str, Any]]:
+        if missing != 0:
+            self._error("bad_entry", "content size differs from content_size by %d bytes" % -missing,
+                        entry["path"])
+            return None
+        entry["content"] = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return entry
+
+    def _check_entry(
+        self, obj: Dict[str, Any]
+    ) -> Optional[Tuple[Dict[str, Any], int, Optional[bytes], int]]:
+        """(entry, content parts, first part's bytes, content_size), or None once the rejection is recorded."""
+        path = obj.get("path")
+        shown = path if isinstance(path, str) else None
+        log_dir = obj.get("log_dir")
+        canonical = self._dirs.get(log_dir) if isinstance(log_dir, str) else None
+        if canonical is None:
+            self._error("unsafe_path", "log_dir is not one of the header's log_dirs", shown)
+            return None
+        if not isinstance(path, str):
+            self._error("bad_entry", "path is not a string")
+            return None
+        problem = path_problem(path)
+        if problem is not None:
+            self._error("unsafe_path", problem, shown)
+            return None
+        kind = obj.get("kind")
+        if not isinstance(kind, str) or kind not in ENTRY_KINDS:
+            self._error("bad_entry", "unknown kind %r" % (str(kind)[:40],), shown)
+            return None
+        if path == "" and kind != KIND_DIR:
+            self._error("unsafe_member", "the log dir entry must be a directory", shown)
+            return None
+        get = obj.get
+        size, alloc, mtime_ms, mode = get("size"), get("alloc"), get("mtime_ms"), get("mode")
+        for key, value in (("size", size), ("alloc", alloc), ("mtime_ms", mtime_ms), ("mode", mode)):
+            if value is not None and (type(value) is not _INT or (value < 0 and key != "mtime_ms")):
+                self._error("bad_entry", "%s is not a valid integer" % key, shown)
+                return None
+        target, flags, error = get("target"), get("flags"), get("error")
+        if target is not None and (kind != KIND_SYMLINK or not isinstance(target, str) or "\x00" in target):
+            self._error("bad_entry", "target is only allowed as a string on a symlink", shown)
+            return None
+        if flags is None:
+            flags = []
+        elif not isinstance(flags, list) or len(flags) > 16 or not all(
+            isinstance(f, str) and len(f) <= 64 for f in flags
+        ):
+            self._error("bad_entry", "flags must be a short list of short strings", shown)
+            return None
+        if error is not None and not isinstance(error, str):
+            self._error("bad_entry", "error is not a string", shown)
+            return None
+        entry = {"log_dir": canonical, "path": path, "kind": kind, "size": size, "alloc": alloc,
+                 "mtime_ms": mtime_ms, "mode": mode, "target": target, "content": None, "flags": flags,
+                 "error": error}
+        text = obj.get("content_b64")
+        if text is None:
+            if "content_size" in obj or "content_parts" in obj:
+                self._error("bad_entry", "content_size/content_parts without content_b64", shown)
+                return None
+            return entry, 1, None, 0
+        if kind != KIND_FILE:
+            self._error("unsafe_member", "a %s entry cannot carry content" % kind, shown)
+            return None
+        content_size = get("content_size")
+        parts = get("content_parts", 1)
+        if (
+            type(content_size) is not _INT
+            or content_size < 0
+            or type(parts) is not _INT
+            or parts < 1
+            or not isinstance(text, str)
+        ):
+            self._error("bad_entry", "content_size/content_parts/content_b64 malformed", shown)
+            return None
+        if content_size > self.max_content_bytes or len(text) > _b64_bound(self.max_content_bytes):
+            self._error("decompression_bomb", "content of %d bytes over max_content_bytes=%d"
+                        % (content_size, self.max_content_bytes), shown)
+            return None
+        try:
+            first = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            self._error("bad_entry", "content_b64 is not base64", shown)
+            return None
+        if len(first) > content_size:
+            self._error("bad_entry", "content has more bytes than content_size says", shown)
+            return None
+        return entry, parts, first, content_size
+
+    def _check_trailer(self, obj: Dict[str, Any]) -> None:
+        self.trailer = {k: v for k, v in obj.items() if k != "rec"}
+        entries, parts = obj.get("entries"), obj.get("parts", 0)
+        if type(entries) is not _INT or type(parts) is not _INT:
+            self._error("count_mismatch", "trailer has no integer entries/parts counts")
+        elif entries != self.entries_seen or parts != self.parts_seen:
+            self._error("count_mismatch", "trailer says %d entries/%d parts, pack holds %d/%d"
+                        % (entries, parts, self.entries_seen, self.parts_seen))
+
+
+def read_pack(source: Any, **limits: int) -> PackReader:
+    """Open a pack for reading: ``PackReader(source, **limits)`` (see there). Never raises for bad input."""
+    return PackReader(source, **limits)
+
+
+# --------------------------------------------------------------------------------------------------- CLI
+
+
+def _parse_size(text: str) -> int:
+    match = re.match(r"\s*([0-9]+)\s*([kKmMgG]?)(i?[bB])?\s*\Z", text)
+    if not match:
+        raise argparse.ArgumentTypeError("not a size: %r (e.g. 1048576, 512K, 64M)" % (text,))
+    return int(match.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[match.group(2).lower()]
+
+
+def _human(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return ("%d %s" % (value, unit)) if unit == "B" else ("%.1f %s" % (value, unit))
+        value /= 1024
+    return "%d B" % n
+
+
+def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Write a kafka-recon packed snapshot of Kafka log dirs (read-only; stdlib only).",
+    )
+    parser.add_argument("--log-dir", dest="log_dirs", action="extend", nargs="+", required=True, metavar="DIR",
+                        help="a Kafka log dir (repeat or list several)")
+    parser.add_argument("--out", required=True, metavar="FILE",
+                        help="pack to write (*.jsonl.gz), an existing directory (auto name) or - for stdout; "
+                             "never inside a log dir")
+    parser.add_argument("--include-metadata-log", action="store_true",
+                        help="also embed __cluster_metadata-0 segments and snapshots")
+    parser.add_argument("--max-file-bytes", type=_parse_size, default=DEFAULT_MAX_FILE_BYTES, metavar="N",
+                        help="cap for an embedded file (default 1M); bigger files are listed with over_cap")
+    parser.add_argument("--max-metadata-file-bytes", type=_parse_size, default=DEFAULT_MAX_METADATA_FILE_BYTES,
+                        metavar="N", help="cap for an embedded metadata segment/snapshot (default 64M)")
+    parser.add_argument("--capture-time", metavar="ISO", help="capture time to record (default: now, UTC)")
+    parser.add_argument("--compress-level", type=int, default=DEFAULT_COMPRESS_LEVEL, metavar="0-9",
+                        help="gzip level (default %d)" % DEFAULT_COMPRESS_LEVEL)
+    parser.add_argument("--version", action="version", version="kafka-recon collector " + COLLECTOR_VERSION)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None, prog: Optional[str] = None) -> int:
+    """CLI entry point; returns the exit code: 0 ok, 1 error (I/O), 2 usage. One summary line on stderr."""
+    name = prog or "kafka-recon collect"
+    parser = build_parser(name)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse: --help/--version (0) or a usage error (2), already printed
+        return exit_.code if isinstance(exit_.code, int) else 2
+    started = time.monotonic()
+    try:
+        capture = parse_capture_time(args.capture_time) if args.capture_time else None
+        options = CollectOptions(args.max_file_bytes, args.include_metadata_log, args.max_metadata_file_bytes)
+        written, trailer = collect(args.log_dirs, args.out, options, capture, args.compress_level)
+    except (UsageError, ValueError) as exc:
+        sys.stderr.write("%s: error: %s\n" % (name, exc))
+        return 2
+    except OSError as exc:
+        sys.stderr.write("%s: error: cannot write %s: %s\n" % (name, args.out, oserror_text(exc)))
+        return 1
+    header = trailer["header"]
+    size = "" if written == "-" else " (%s)" % _human(os.path.getsize(written))
+    problems = []
+    if trailer["log_dirs_unreadable"]:
+        problems.append("%d log dir(s) unreadable" % trailer["log_dirs_unreadable"])
+    if header["warnings"]:
+        problems.append("%d warning(s): %s" % (len(header["warnings"]), "; ".join(header["warnings"])))
+    sys.stderr.write(
+        "%s: broker %s cluster %s, %d log dir(s), %d entries (%d dirs, %d files, %d symlinks, %d other), "
+        "%d embedded (%s), %d flagged -> %s%s in %.2f s%s\n"
+        % (name, header["broker_id"], header["cluster_id"], len(header["log_dirs"]), trailer["entries"],
+           trailer["dirs"], trailer["files"], trailer["symlinks"], trailer["other"], trailer["embedded"],
+           _human(trailer["embedded_bytes"]), trailer["flagged"], written, size, time.monotonic() - started,
+           "; " + "; ".join(problems) if problems else "")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], prog=os.path.basename(sys.argv[0]) or "collector.py"))

@@ -1,0 +1,356 @@
+"""KRaft metadata log: read records from segments, snapshots and ``bootstrap.checkpoint``; write them too.
+
+Framing (apache/kafka@1eb7644):
+- Metadata records sit in non-control batches (raft/.../internals/BatchBuilder.java): null key, attributes 0,
+  timestamp delta 0, no headers. The value is an ``AbstractApiMessageSerde`` frame
+  (server-common/.../serialization/AbstractApiMessageSerde.java): uvarint frame version (must be 1), uvarint
+  apiKey, uvarint version, then the body at that version (``udfs/schemas/metadata_records.json``).
+  Frame errors keep Kafka's wording; the record is still yielded, with ``error`` set and ``raw_value`` kept.
+- Control records sit in control batches (attribute bit 5): key ``int16 version, int16 type``
+  (ControlRecordType.java); ABORT/COMMIT values are ``int16 version, int32 coordinatorEpoch``
+  (EndTransactionMarker.java); LeaderChange, SnapshotHeader, SnapshotFooter, KRaftVersion and Voters values
+  are read at version 0 without a version prefix (ControlRecordUtils.java; ``control_records.json``).
+- A snapshot ``<endOffset:20d>-<epoch:10d>.checkpoint`` (raft/.../snapshot/RecordsSnapshotWriter.java) is a
+  header control batch (SnapshotHeader [+ KRaftVersion [+ Voters]]), data batches, and a footer control
+  batch, offsets starting at 0, every batch's partitionLeaderEpoch = the snapshot epoch.
+
+Reading never raises on bad input: batch-level problems (truncated tail, CRC mismatch, legacy magic) become a
+:class:`MetadataRecord` with ``error`` set and ``type`` None.
+"""
+from __future__ import annotations
+
+import struct
+from functools import lru_cache
+from typing import Iterable, Iterator, Optional, Sequence
+
+from . import message_codec, record_batch, wire
+from .errors import CorruptInput, DecodeError
+from .message_spec import MessageSpec, load_schema
+from .metadata_record import CONTROL_TYPES, MetadataRecord
+from .record_batch import Batch, BatchHeader, LegacyEntry, NewRecord, SegmentEnd
+
+FRAME_VERSION = 1
+CONTROL_KEY = struct.Struct(">hh")  # version, type (ControlRecordType.CURRENT_CONTROL_RECORD_KEY_SIZE = 4)
+END_TXN_MARKER = struct.Struct(">hi")  # version, coordinatorEpoch
+CONTROL_KEY_VERSION = 0
+CONTROL_VALUE_VERSION = 0  # ControlRecordUtils.*_CURRENT_VERSION
+CONTROL_SCHEMAS = {2: "LeaderChangeMessage", 3: "SnapshotHeaderRecord", 4: "SnapshotFooterRecord",
+                   5: "KRaftVersionRecord", 6: "VotersRecord"}
+CONTROL_TYPE_IDS = {name: type_id for type_id, name in CONTROL_TYPES.items()}
+SNAPSHOT_SUFFIX = ".checkpoint"
+BOOTSTRAP_FILE_NAME = "bootstrap.checkpoint"
+MAX_SNAPSHOT_BATCH_BYTES = 8 * 1024 * 1024  # KafkaRaftClient.MAX_BATCH_SIZE_BYTES
+
+
+# ---- schema lookups --------------------------------------------------------------------------------------------
+
+def metadata_schema():
+    return load_schema("metadata_records")
+
+
+def control_schema():
+    return load_schema("control_records")
+
+
+@lru_cache(maxsize=None)
+def metadata_spec(name_or_key) -> MessageSpec:
+    """Spec by record name (``TopicRecord``), dump-log type (``TOPIC_RECORD``) or apiKey (``2``)."""
+    schema = metadata_schema()
+    if isinstance(name_or_key, int):
+        try:
+            return schema.by_api_key[name_or_key]
+        except KeyError:
+            raise KeyError(f"Unknown metadata id {name_or_key}") from None
+    return schema.by_name(name_or_key)
+
+
+# ---- encoders (used by the simulator; keep these signatures stable) --------------------------------------------
+
+def encode_metadata_frame(type_name: str, version: int, data: dict) -> bytes:
+    """One record value: uvarint frame version 1, uvarint apiKey, uvarint version, body.
+
+    :param type_name: ``"TopicRecord"`` or ``"TOPIC_RECORD"``
+    :param data: the record in decoded-dict shape (``{"name": "foo", "topicId": "MKXx1fIkQy2J9jXHhK8m1w"}``)
+
+    Example::
+
+        encode_metadata_frame("TOPIC_RECORD", 0, {"name": "foo", "topicId": "MKXx1fIkQy2J9jXHhK8m1w"})
+    """
+    spec = metadata_spec(type_name)
+    out = bytearray()
+    wire.write_uvarint(out, FRAME_VERSION)
+    wire.write_uvarint(out, spec.api_key)
+    wire.write_uvarint(out, version)
+    out += message_codec.encode(spec, version, data)
+    return bytes(out)
+
+
+def encode_metadata_batch(records: Sequence[tuple], base_offset: int, leader_epoch: int, append_time_ms: int,
+                          compression_codec="none") -> bytes:
+    """A data batch as the raft ``BatchAccumulator`` writes it: CreateTime, base = max timestamp = append
+    time, no producer, null keys, attributes 0, no headers, ``partitionLeaderEpoch`` = the raft epoch.
+
+    :param records: ``[(type_name, version, data), ...]``
+    """
+    values = [NewRecord(value=encode_metadata_frame(t, v, d)) for t, v, d in records]
+    return record_batch.encode_batch(values, base_offset, partition_leader_epoch=leader_epoch,
+                                     base_timestamp=append_time_ms, max_timestamp=append_time_ms,
+                                     compression_codec=compression_codec)
+
+
+def control_key(type_name_or_id) -> bytes:
+    type_id = CONTROL_TYPE_IDS[type_name_or_id] if isinstance(type_name_or_id, str) else type_name_or_id
+    return CONTROL_KEY.pack(CONTROL_KEY_VERSION, type_id)
+
+
+def encode_control_value(type_name: str, data: dict) -> bytes:
+    """The value of a control record (no version prefix), e.g. ``("SNAPSHOT_HEADER", {...})``."""
+    type_id = CONTROL_TYPE_IDS[type_name]
+    if type_id in (0, 1):
+        return END_TXN_MARKER.pack(data.get("version", 0), data.get("coordinatorEpoch", 0))
+    spec = control_schema().by_name(CONTROL_SCHEMAS[type_id])
+    return message_codec.encode(spec, CONTROL_VALUE_VERSION, data)
+
+
+def encode_control_batch(records: Sequence[tuple], base_offset: int, leader_epoch: int, append_time_ms: int,
+                         producer_id: int = -1, producer_epoch: int = -1, is_transactional: bool = False) -> bytes:
+    """A control batch of ``[(control_type_name, data), ...]`` (names as in ``CONTROL_TYPES``)."""
+    values = [NewRecord(key=control_key(t), value=encode_control_value(t, d)) for t, d in records]
+    return record_batch.encode_batch(values, base_offset, partition_leader_epoch=leader_epoch,
+                                     base_timestamp=append_time_ms, max_timestamp=append_time_ms,
+                                     producer_id=producer_id, producer_epoch=producer_epoch,
+                                     is_transactional=is_transactional, is_control=True)
+
+
+def _voters(items) -> list:
+    return [v if isinstance(v, dict) else {"voterId": int(v)} for v in (items or ())]
+
+
+def encode_leader_change_batch(base_offset: int, leader_epoch: int, append_time_ms: int, leader_id: int,
+                               voters: Iterable, granting_voters: Optional[Iterable] = None) -> bytes:
+    """The LEADER_CHANGE control batch a new leader writes at the start of its epoch (LeaderState.java).
+
+    ``voters`` / ``granting_voters`` are voter ids (or ``{"voterId": n}`` dicts); granting defaults to voters.
+    """
+    voter_list = _voters(voters)
+    data = {"version": CONTROL_VALUE_VERSION, "leaderId": leader_id, "voters": voter_list,
+            "grantingVoters": voter_list if granting_voters is None else _voters(granting_voters)}
+    return encode_control_batch([("LEADER_CHANGE", data)], base_offset, leader_epoch, append_time_ms)
+
+
+def encode_txn_marker_batch(base_offset: int, leader_epoch: int, timestamp_ms: int, producer_id: int,
+                            producer_epoch: int, commit: bool, coordinator_epoch: int) -> bytes:
+    """A COMMIT or ABORT marker batch as the transaction coordinator writes it to a data partition."""
+    name = "COMMIT" if commit else "ABORT"
+    return encode_control_batch([(name, {"version": 0, "coordinatorEpoch": coordinator_epoch})], base_offset,
+                                leader_epoch, timestamp_ms, producer_id, producer_epoch, is_transactional=True)
+
+
+def snapshot_file_name(end_offset: int, epoch: int) -> str:
+    """``<endOffset zero-padded to 20>-<epoch zero-padded to 10>.checkpoint`` (Snapshots.filenameFromSnapshotId)."""
+    return f"{end_offset:020d}-{epoch:010d}{SNAPSHOT_SUFFIX}"
+
+
+def encode_snapshot(records: Sequence[tuple], end_offset: int, epoch: int, last_contained_log_timestamp: int,
+                    append_time_ms: Optional[int] = None, kraft_version: int = 0,
+                    voters: Optional[list] = None, max_batch_bytes: int = MAX_SNAPSHOT_BATCH_BYTES) -> bytes:
+    """A whole snapshot file: header control batch, data batches, footer control batch.
+
+    :param records: ``[(type_name, version, data), ...]`` in snapshot order
+    :param end_offset: the snapshot id's offset (exclusive end); it is not stored in the contents, only in
+        the file name (:func:`snapshot_file_name`)
+    :param voters: VotersRecord ``voters`` list; written only when ``kraft_version`` >= 1
+    :param append_time_ms: batch timestamps (defaults to ``last_contained_log_timestamp``)
+    """
+    if end_offset < 0:
+        raise ValueError(f"end_offset must be >= 0, got {end_offset}")
+    now = last_contained_log_timestamp if append_time_ms is None else append_time_ms
+    header_records = [("SNAPSHOT_HEADER", {"version": 0, "lastContainedLogTimestamp": last_contained_log_timestamp})]
+    if kraft_version >= 1:
+        header_records.append(("KRAFT_VERSION", {"version": 0, "kRaftVersion": kraft_version}))
+        if voters is not None:
+            header_records.append(("KRAFT_VOTERS", {"version": 0, "voters": voters}))
+    out = bytearray(encode_control_batch(header_records, 0, epoch, now))
+    offset = len(header_records)
+    for chunk in _split_batches(records, max_batch_bytes):
+        out += encode_metadata_batch(chunk, offset, epoch, now)
+        offset += len(chunk)
+    out += encode_control_batch([("SNAPSHOT_FOOTER", {"version": 0})], offset, epoch, now)
+    return bytes(out)
+
+
+def _split_batches(records: Sequence[tuple], max_batch_bytes: int) -> Iterator[list]:
+    """Group records so each batch stays under ``max_batch_bytes`` (a record larger than that gets its own)."""
+    chunk: list = []
+    size = record_batch.RECORD_BATCH_OVERHEAD
+    for item in records:
+        estimate = len(encode_metadata_frame(*item)) + 16  # value + record framing, generously
+        if chunk and size + estimate > max_batch_bytes:
+            yield chunk
+            chunk, size = [], record_batch.RECORD_BATCH_OVERHEAD
+        chunk.append(item)
+        size += estimate
+    if chunk:
+        yield chunk
+
+
+# ---- decoding ------------------------------------------------------------------------------------------------
+
+def decode_metadata_value(value) -> tuple:
+    """Parse one frame: returns ``(type, api_key, version, data, error)``; never raises.
+
+    ``type`` is the dump-log enum name (``TOPIC_RECORD``) when the apiKey is known.
+    """
+    if value is None:
+        return None, None, None, None, DecodeError("negative_length", "metadata record has a null value", 0)
+    api_key = version = type_name = None
+    try:
+        frame, pos = _frame_short(value, 0, "frame version")
+        if frame == 0:
+            raise CorruptInput("bad_frame_version", "Could not deserialize metadata record with frame version 0. "
+                               "Note that upgrades from the preview release of KRaft in 2.8 to newer versions "
+                               "are not supported.", 0)
+        if frame != FRAME_VERSION:
+            raise CorruptInput("bad_frame_version", "Could not deserialize metadata record due to unknown frame "
+                               f"version {frame}(only frame version {FRAME_VERSION} is supported)", 0)
+        api_key, pos = _frame_short(value, pos, "type")
+        version, pos = _frame_short(value, pos, "version")
+        spec = metadata_schema().by_api_key.get(api_key)
+        if spec is None:
+            raise CorruptInput("unknown_api_key", f"Unknown metadata id {api_key}", 0)
+        type_name = spec.type_name
+        if not spec.valid_versions.contains(version):
+            raise CorruptInput("unknown_version", f"Can't read version {version} of {spec.name} "
+                               f"(valid versions {spec.valid_versions})", pos)
+        data, pos = message_codec.decoder(spec, version)(value, pos)
+        if pos != len(value):
+            raise CorruptInput("garbage_after_frame",
+                               f"Found {len(value) - pos} byte(s) of garbage after {api_key}", pos)
+        return type_name, api_key, version, data, None
+    except CorruptInput as exc:
+        return type_name, api_key, version, None, exc.error
+
+
+def _frame_short(buf, pos: int, entity: str):
+    try:
+        value, pos = wire.read_uvarint(buf, pos)
+    except CorruptInput as exc:
+        raise CorruptInput(exc.error.kind, f"Error while reading {entity}: {exc.error.message}",
+                           exc.error.offset) from None
+    if value > 0x7FFF:
+        raise CorruptInput("value_too_large", f"Value for {entity} was too large.", pos)
+    return value, pos
+
+
+def decode_control_record(key, value) -> tuple:
+    """Parse one control record: returns ``(type, type_id, version, data, error)``; never raises."""
+    if key is None or len(key) < CONTROL_KEY.size:
+        size = -1 if key is None else len(key)
+        return None, None, None, None, DecodeError(
+            "length_out_of_buffer", "Invalid value size found for end control record key. Must have at least "
+            f"{CONTROL_KEY.size} bytes, but found only {max(size, 0)}", 0)
+    key_version, type_id = CONTROL_KEY.unpack_from(key, 0)
+    if key_version < 0:
+        return None, type_id, None, None, DecodeError(
+            "bad_version", f"Invalid version found for control record: {key_version}. May indicate data corruption", 0)
+    type_name = CONTROL_TYPES.get(type_id)
+    if type_name is None:
+        return "UNKNOWN", type_id, None, None, DecodeError("unknown_api_key", f"Unknown control record type {type_id}",
+                                                           0)
+    if value is None:
+        return type_name, type_id, None, None, DecodeError("negative_length", "control record has a null value", 0)
+    if type_id in (0, 1):
+        if len(value) < END_TXN_MARKER.size:
+            return type_name, type_id, None, None, DecodeError(
+                "length_out_of_buffer", "Invalid value size found for end transaction marker. Must have at least "
+                f"{END_TXN_MARKER.size} bytes, but found only {len(value)}", 0)
+        marker_version, coordinator_epoch = END_TXN_MARKER.unpack_from(value, 0)
+        if marker_version < 0:
+            return type_name, type_id, None, None, DecodeError(
+                "bad_version", f"Invalid version found for end transaction marker: {marker_version}. May indicate "
+                "data corruption", 0)
+        return type_name, type_id, 0, {"version": marker_version, "coordinatorEpoch": coordinator_epoch}, None
+    spec = control_schema().by_name(CONTROL_SCHEMAS[type_id])
+    try:
+        # Kafka reads control values at version 0 and does not check for trailing bytes.
+        data, _ = message_codec.decoder(spec, CONTROL_VALUE_VERSION)(value, 0)
+    except CorruptInput as exc:
+        return type_name, type_id, CONTROL_VALUE_VERSION, None, exc.error
+    return type_name, type_id, CONTROL_VALUE_VERSION, data, None
+
+
+def _batch_error(error: DecodeError, header: Optional[BatchHeader], position: int) -> MetadataRecord:
+    base = header.base_offset if header is not None else -1
+    last = header.last_offset if header is not None else -1
+    return MetadataRecord(offset=base, batch_base_offset=base, batch_last_offset=last,
+                          leader_epoch=header.partition_leader_epoch if header is not None else -1,
+                          timestamp=header.max_timestamp if header is not None else -1,
+                          is_control=header.is_control if header is not None else False,
+                          type=None, api_key=None, version=None, data=None, error=error, position=position)
+
+
+def records_of_batch(batch: Batch, trust_bad_crc: bool = False) -> Iterator[MetadataRecord]:
+    """The metadata or control records of one batch, errors included as records."""
+    header = batch.header
+    if header.crc_valid is False and not trust_bad_crc:
+        yield _batch_error(batch.crc_error(), header, header.position)
+        return
+    base, last, epoch, ts, control = (header.base_offset, header.last_offset, header.partition_leader_epoch,
+                                      header.max_timestamp, header.is_control)
+    position = header.position
+    for item in record_batch.iter_records(batch):
+        if isinstance(item, DecodeError):
+            yield _batch_error(item, header, position)
+            return
+        if control:
+            type_name, api_key, version, data, error = decode_control_record(item.key, item.value)
+        else:
+            type_name, api_key, version, data, error = _decode_value_cached(item.value)
+        if error is not None:
+            error = DecodeError(error.kind, f"Error at {item.offset}, skipping. {error.message}", position)
+        yield MetadataRecord(offset=item.offset, batch_base_offset=base, batch_last_offset=last,
+                             leader_epoch=epoch, timestamp=ts, is_control=control, type=type_name, api_key=api_key,
+                             version=version, data=data, error=error,
+                             raw_value=item.value if error is not None else None, position=position)
+
+
+def _decode_value_cached(value):
+    return decode_metadata_value(value)
+
+
+def iter_metadata_records(source, start: int = 0, verify_crc: bool = True, trust_bad_crc: bool = False,
+                          end_info: Optional[SegmentEnd] = None) -> Iterator[MetadataRecord]:
+    """Every record of a metadata ``.log`` segment, ``.checkpoint`` snapshot or ``bootstrap.checkpoint``.
+
+    :param source: a path, a binary file object, or bytes
+    :param trust_bad_crc: decode the records of a batch whose CRC does not match (default: report the batch
+        as one ``crc_mismatch`` error record and skip its records, as raft recovery would drop it)
+    :param end_info: filled with ``valid_bytes`` / zero tail / framing error when iteration ends
+
+    Example::
+
+        for rec in iter_metadata_records("__cluster_metadata-0/00000000000000000000.log"):
+            print(rec.offset, rec.type, rec.payload_json())
+    """
+    for item in record_batch.read_batches(source, start=start, verify_crc=verify_crc, end_info=end_info):
+        if isinstance(item, Batch):
+            yield from records_of_batch(item, trust_bad_crc)
+        elif isinstance(item, LegacyEntry):
+            error = item.error
+            yield MetadataRecord(offset=item.offset, batch_base_offset=item.offset, batch_last_offset=item.offset,
+                                 leader_epoch=-1, timestamp=item.timestamp if item.timestamp is not None else -1,
+                                 is_control=False, type=None, api_key=None, version=None, data=None, error=error,
+                                 position=item.position)
+        else:
+            yield _batch_error(item, None, item.offset if item.offset is not None else -1)
+
+
+def parse_snapshot_file_name(name: str) -> Optional[tuple]:
+    """``(end_offset, epoch)`` from ``00000000000000000044-0000000001.checkpoint``, else None."""
+    if not name.endswith(SNAPSHOT_SUFFIX):
+        return None
+    stem = name[: -len(SNAPSHOT_SUFFIX)]
+    parts = stem.split("-")
+    if len(parts) != 2 or len(parts[0]) != 20 or len(parts[1]) != 10 or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1])

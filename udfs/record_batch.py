@@ -1,0 +1,732 @@
+"""Kafka log segments: record batches (magic 2), their records, and detection of legacy message sets.
+
+Wire layout of a batch (clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java,
+apache/kafka@1eb7644; all integers big-endian)::
+
+    baseOffset            int64    0
+    batchLength           int32    8   bytes after this field (total size - LOG_OVERHEAD 12)
+    partitionLeaderEpoch  int32   12   NOT covered by the CRC
+    magic                 int8    16   2 (0 and 1 are the legacy formats: LegacyRecord.java)
+    crc                   uint32  17   CRC-32C (Castagnoli) over [21, end of batch)
+    attributes            int16   21   bits: 0-2 codec, 3 timestamp type, 4 transactional, 5 control,
+                                       6 delete horizon
+    lastOffsetDelta       int32   23
+    baseTimestamp         int64   27   (the delete horizon when bit 6 is set)
+    maxTimestamp          int64   35
+    producerId            int64   43
+    producerEpoch         int16   51
+    baseSequence          int32   53
+    recordsCount          int32   57
+    records               ...     61   one compressed stream when codec != none
+
+Record (DefaultRecord.java): varint length, int8 attributes, varlong timestampDelta, varint offsetDelta,
+varint keyLength (-1 = null) + key, varint valueLength (-1 = null) + value, varint headerCount, then per
+header varint keyLength (>= 0) + UTF-8 key, varint valueLength (-1 = null) + value. Varints are zig-zag.
+
+Reading a file (FileLogInputStream.nextBatch): the magic byte sits at byte 16 in every format, so it is read
+before anything else. Framing needs only baseOffset and batchLength, so a header scan reads 61 bytes per
+batch and seeks over the body. A zero-filled tail (a preallocated segment) ends the segment cleanly; a
+batch cut short by the end of the file is reported as ``truncated_batch`` at the position where the valid
+bytes end. Corruption is yielded as :class:`udfs.errors.DecodeError` values, never raised.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Optional, Union
+
+import crc32c as _crc32c
+
+from . import compression
+from .errors import CorruptInput, DecodeError
+
+# ---- layout -------------------------------------------------------------------------------------------------
+
+# One precompiled struct for the 61-byte header; one format character per field, in wire order.
+_HEADER_FORMAT = (
+    ">"
+    "q"  # baseOffset
+    "i"  # batchLength
+    "i"  # partitionLeaderEpoch
+    "b"  # magic
+    "I"  # crc (unsigned)
+    "h"  # attributes
+    "i"  # lastOffsetDelta
+    "q"  # baseTimestamp
+    "q"  # maxTimestamp
+    "q"  # producerId
+    "h"  # producerEpoch
+    "i"  # baseSequence
+    "i"  # recordsCount
+)
+HEADER = struct.Struct(_HEADER_FORMAT)
+RECORD_BATCH_OVERHEAD = HEADER.size  # 61
+LOG_OVERHEAD = struct.calcsize(">qi")  # 12: baseOffset + batchLength
+PARTITION_LEADER_EPOCH_OFFSET = LOG_OVERHEAD
+MAGIC_OFFSET = struct.calcsize(">qii")  # 16
+CRC_OFFSET = struct.calcsize(">qiib")  # 17
+ATTRIBUTES_OFFSET = struct.calcsize(">qiibI")  # 21: the CRC covers from here to the end
+HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1  # 17
+_LOG_ENTRY = struct.Struct(">qi")
+
+COMPRESSION_CODEC_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_FLAG_MASK = 0x10
+CONTROL_FLAG_MASK = 0x20
+DELETE_HORIZON_FLAG_MASK = 0x40
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+NO_TIMESTAMP = -1
+INT32_MAX = (1 << 31) - 1
+
+# Legacy message sets (LegacyRecord.java): offset int64, size int32, crc uint32, magic int8, attributes int8,
+# timestamp int64 (magic 1 only), keyLength int32, key, valueLength int32, value.
+_LEGACY_V0 = struct.Struct(">qiIbbi")  # up to keyLength
+_LEGACY_V1 = struct.Struct(">qiIbbqi")
+RECORD_OVERHEAD_V0 = 14  # LegacyRecord.RECORD_OVERHEAD_V0: smallest possible entry body
+DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
+_ZERO_TAIL_PROBE = 64 * 1024  # how much of a zero tail is checked for stray data
+
+
+def crc32c(data) -> int:
+    return _crc32c.crc32c(data)
+
+
+# ---- values ---------------------------------------------------------------------------------------------------
+
+class BatchHeader:
+    """The 61-byte header of one magic-2 batch, plus where it sits in its file."""
+
+    __slots__ = ("base_offset", "batch_length", "partition_leader_epoch", "magic", "crc", "attributes",
+                 "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch",
+                 "base_sequence", "records_count", "position", "crc_valid")
+
+    def __init__(self, values: tuple, position: int):
+        (self.base_offset, self.batch_length, self.partition_leader_epoch, self.magic, self.crc,
+         self.attributes, self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id,
+         self.producer_epoch, self.base_sequence, self.records_count) = values
+        self.position = position
+        self.crc_valid: Optional[bool] = None  # None until checked
+
+    @property
+    def size(self) -> int:
+        """Total bytes of the batch in the file (DumpLogSegments ``size``)."""
+        return self.batch_length + LOG_OVERHEAD
+
+    @property
+    def next_position(self) -> int:
+        return self.position + self.size
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & COMPRESSION_CODEC_MASK
+
+    @property
+    def compression_name(self) -> str:
+        return compression.NAMES.get(self.compression, f"unknown({self.compression})")
+
+    @property
+    def is_log_append_time(self) -> bool:
+        return bool(self.attributes & TIMESTAMP_TYPE_MASK)
+
+    @property
+    def timestamp_type(self) -> str:
+        return "LogAppendTime" if self.is_log_append_time else "CreateTime"
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_FLAG_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_FLAG_MASK)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return bool(self.attributes & DELETE_HORIZON_FLAG_MASK)
+
+    @property
+    def delete_horizon_ms(self) -> Optional[int]:
+        return self.base_timestamp if self.has_delete_horizon else None
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
+
+    def as_dict(self) -> dict:
+        out = {name: getattr(self, name) for name in self.__slots__}
+        out.update(size=self.size, last_offset=self.last_offset, compression=self.compression_name,
+                   timestamp_type=self.timestamp_type, is_transactional=self.is_transactional,
+                   is_control=self.is_control, delete_horizon_ms=self.delete_horizon_ms,
+                   last_sequence=self.last_sequence)
+        return out
+
+    def __repr__(self) -> str:
+        return (f"BatchHeader(base_offset={self.base_offset}, last_offset={self.last_offset}, "
+                f"count={self.records_count}, position={self.position}, size={self.size}, "
+                f"compression={self.compression_name}, control={self.is_control}, "
+                f"transactional={self.is_transactional}, crc_valid={self.crc_valid})")
+
+
+@dataclass(frozen=True)
+class LegacyEntry:
+    """One magic 0/1 log entry (a record, or a wrapper around a compressed message set); not decoded further."""
+
+    offset: int
+    size: int  # entry body size (after offset and size fields)
+    position: int
+    crc: int
+    magic: int
+    attributes: int
+    timestamp: Optional[int]  # magic 1 only
+
+    @property
+    def total_size(self) -> int:
+        return self.size + LOG_OVERHEAD
+
+    @property
+    def next_position(self) -> int:
+        return self.position + self.total_size
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & COMPRESSION_CODEC_MASK
+
+    @property
+    def error(self) -> DecodeError:
+        codec = compression.NAMES.get(self.compression, str(self.compression))
+        ts = "" if self.timestamp is None else f", timestamp {self.timestamp}"
+        return DecodeError("legacy_magic",
+                           f"legacy message format (magic {self.magic}) at offset {self.offset}: entry size "
+                           f"{self.size}, compression {codec}{ts}; only magic 2 is decoded", self.position)
+
+
+class Record:
+    """One record of a batch, with absolute offset, timestamp and sequence already resolved."""
+
+    __slots__ = ("offset", "timestamp", "attributes", "key", "value", "headers", "sequence", "size",
+                 "offset_delta", "timestamp_delta")
+
+    def __init__(self, offset, timestamp, attributes, key, value, headers, sequence, size, offset_delta,
+                 timestamp_delta):
+        self.offset = offset
+        self.timestamp = timestamp
+        self.attributes = attributes
+        self.key = key
+        self.value = value
+        self.headers = headers
+        self.sequence = sequence
+        self.size = size
+        self.offset_delta = offset_delta
+        self.timestamp_delta = timestamp_delta
+
+    @property
+    def key_size(self) -> int:
+        return -1 if self.key is None else len(self.key)
+
+    @property
+    def value_size(self) -> int:
+        return -1 if self.value is None else len(self.value)
+
+    def __repr__(self) -> str:
+        return (f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
+                f"value={self.value!r}, headers={self.headers!r}, sequence={self.sequence})")
+
+
+class Batch:
+    """A magic-2 batch: its header and its bytes (``data`` covers the whole batch, header included)."""
+
+    __slots__ = ("header", "data")
+
+    def __init__(self, header: BatchHeader, data):
+        self.header = header
+        self.data = data
+
+    def compute_crc(self) -> int:
+        return crc32c(self.data[ATTRIBUTES_OFFSET:])
+
+    def check_crc(self) -> bool:
+        self.header.crc_valid = self.compute_crc() == self.header.crc
+        return self.header.crc_valid
+
+    def crc_error(self) -> DecodeError:
+        return DecodeError("crc_mismatch",
+                           f"Record is corrupt (stored crc = {self.header.crc}, computed crc = "
+                           f"{self.compute_crc()})", self.header.position)
+
+    def records(self, max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES) -> Iterator[Record]:
+        """Decode the records; raises :class:`CorruptInput` on malformed records (see :func:`iter_records`)."""
+        return _records(self, max_decompressed_bytes)
+
+    def __repr__(self) -> str:
+        return f"Batch({self.header!r})"
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """DefaultRecordBatch.incrementSequence: sequences wrap to 0 after Integer.MAX_VALUE."""
+    if sequence > INT32_MAX - increment:
+        return increment - (INT32_MAX - sequence) - 1
+    return sequence + increment
+
+
+# ---- sources ------------------------------------------------------------------------------------------------
+
+class _Source:
+    """Positioned reads over bytes (zero-copy memoryview slices) or a file (``os.pread``, no full read)."""
+
+    def __init__(self, source):
+        self._owned = None
+        self._view = None
+        self._fd = None
+        self._fileobj = None
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            self._view = memoryview(source).cast("B") if isinstance(source, memoryview) else memoryview(source)
+            self.size = len(self._view)
+            return
+        if isinstance(source, (str, os.PathLike)):
+            self._owned = open(source, "rb")
+            source = self._owned
+        self._fileobj = source
+        try:
+            self._fd = source.fileno()
+            self.size = os.fstat(self._fd).st_size
+        except (AttributeError, OSError, ValueError):
+            self._fd = None
+            current = source.tell()
+            self.size = source.seek(0, os.SEEK_END)
+            source.seek(current)
+
+    def read_at(self, pos: int, length: int):
+        length = max(0, min(length, self.size - pos))
+        if self._view is not None:
+            return self._view[pos:pos + length]
+        if self._fd is not None and hasattr(os, "pread"):
+            chunks = []
+            while length > 0:
+                chunk = os.pread(self._fd, length, pos)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                pos += len(chunk)
+                length -= len(chunk)
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        self._fileobj.seek(pos)
+        return self._fileobj.read(length)
+
+    def next_data(self, pos: int) -> Optional[int]:
+        """Start of the next non-hole region at or after ``pos`` (sparse files), or None when only holes remain."""
+        if self._fd is None or not hasattr(os, "SEEK_DATA"):
+            return pos
+        try:
+            return os.lseek(self._fd, pos, os.SEEK_DATA)
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+
+Source = Union[bytes, bytearray, memoryview, str, os.PathLike, "io.BufferedIOBase"]  # noqa: F821
+Item = Union[BatchHeader, Batch, LegacyEntry, DecodeError]
+
+
+@dataclass
+class SegmentEnd:
+    """How framing of a segment ended: ``valid_bytes`` good bytes, then ``zero_tail_bytes`` of zeros, or an error."""
+
+    valid_bytes: int = 0
+    file_size: int = 0
+    zero_tail_bytes: int = 0
+    error: Optional[DecodeError] = None
+    batches: int = 0
+    legacy_entries: int = 0
+
+    @property
+    def remaining_bytes(self) -> int:
+        return self.file_size - self.valid_bytes - self.zero_tail_bytes
+
+
+def _all_zero(chunk) -> bool:
+    return not any(chunk) if len(chunk) < 64 else bytes(chunk).count(0) == len(chunk)
+
+
+def _frame(src: _Source, start: int, end_info: SegmentEnd, want_body: bool, verify_crc: bool,
+           max_batch_bytes: int) -> Iterator[Item]:
+    pos = start
+    end = src.size
+    end_info.file_size = end
+    while True:
+        end_info.valid_bytes = pos
+        remaining = end - pos
+        if remaining <= 0:
+            return
+        prefix = src.read_at(pos, RECORD_BATCH_OVERHEAD if remaining >= RECORD_BATCH_OVERHEAD else remaining)
+        if _all_zero(prefix[:HEADER_SIZE_UP_TO_MAGIC]):
+            error = _check_zero_tail(src, pos, end)
+            if error is None:
+                end_info.zero_tail_bytes = remaining
+                return
+            end_info.error = error
+            yield error
+            return
+        if remaining < HEADER_SIZE_UP_TO_MAGIC:
+            end_info.error = DecodeError("truncated_batch", f"{remaining} byte(s) at the end of the segment are "
+                                         f"too few for a batch header", pos)
+            yield end_info.error
+            return
+        base_offset, length = _LOG_ENTRY.unpack_from(prefix, 0)
+        magic = prefix[MAGIC_OFFSET]
+        if length < RECORD_OVERHEAD_V0:
+            end_info.error = DecodeError("batch_too_small", f"Found record size {length} smaller than minimum "
+                                         f"record overhead ({RECORD_OVERHEAD_V0}) at position {pos}", pos)
+            yield end_info.error
+            return
+        total = length + LOG_OVERHEAD
+        if total > remaining:
+            end_info.error = DecodeError("truncated_batch", f"batch at offset {base_offset} declares {total} "
+                                         f"bytes but only {remaining} remain in the segment", pos)
+            yield end_info.error
+            return
+        if magic in (0, 1):
+            entry = _legacy_entry(prefix, pos, magic)
+            end_info.legacy_entries += 1
+            yield entry
+            pos += total
+            continue
+        if magic != 2:
+            end_info.error = DecodeError("bad_magic", f"Invalid magic {magic if magic < 128 else magic - 256} "
+                                         f"in batch at position {pos}", pos)
+            yield end_info.error
+            return
+        if total < RECORD_BATCH_OVERHEAD:
+            end_info.error = DecodeError("batch_too_small", f"Record batch is corrupt (the size {total} is "
+                                         f"smaller than the minimum allowed overhead {RECORD_BATCH_OVERHEAD})",
+                                         pos)
+            yield end_info.error
+            return
+        header = BatchHeader(HEADER.unpack_from(prefix, 0), pos)
+        end_info.batches += 1
+        if want_body:
+            if total > max_batch_bytes:
+                end_info.error = DecodeError("length_out_of_buffer", f"batch at offset {base_offset} has "
+                                             f"{total} bytes, over the {max_batch_bytes}-byte limit", pos)
+                yield end_info.error
+                return
+            batch = Batch(header, src.read_at(pos, total))
+            if verify_crc:
+                batch.check_crc()
+            yield batch
+        else:
+            yield header
+        pos += total
+
+
+def _check_zero_tail(src: _Source, pos: int, end: int) -> Optional[DecodeError]:
+    """A zero header starts a preallocated tail unless non-zero bytes follow within the probe window."""
+    data_at = src.next_data(pos)
+    if data_at is None or data_at >= end:
+        return None  # only holes remain: nothing to read
+    probe = src.read_at(pos, _ZERO_TAIL_PROBE)
+    if _all_zero(probe):
+        return None
+    return DecodeError("batch_too_small", f"Found record size 0 smaller than minimum record overhead "
+                       f"({RECORD_OVERHEAD_V0}) at position {pos}, followed by non-zero bytes", pos)
+
+
+def _legacy_entry(prefix, pos: int, magic: int) -> LegacyEntry:
+    if magic == 1 and len(prefix) >= _LEGACY_V1.size:
+        offset, size, crc, _, attributes, timestamp, _ = _LEGACY_V1.unpack_from(prefix, 0)
+    else:
+        offset, size, crc, _, attributes, _ = _LEGACY_V0.unpack_from(bytes(prefix[:_LEGACY_V0.size]).ljust(
+            _LEGACY_V0.size, b"\0"), 0)
+        timestamp = None
+    return LegacyEntry(offset, size, pos, crc, magic, attributes, timestamp)
+
+
+def scan_headers(source: Source, start: int = 0, end_info: Optional[SegmentEnd] = None) -> Iterator[Item]:
+    """Yield each batch's :class:`BatchHeader` (or :class:`LegacyEntry`) without reading record bodies.
+
+    Reads 61 bytes per batch and seeks over the rest, so a 10 GiB segment costs one small read per batch.
+    A framing problem is yielded as a ``DecodeError`` and ends the scan; pass ``end_info`` to learn
+    ``valid_bytes`` and the zero tail afterwards.
+
+    Example::
+
+        end = SegmentEnd()
+        for item in scan_headers("00000000000000000000.log", end_info=end):
+            ...
+        end.valid_bytes
+    """
+    src = _Source(source)
+    try:
+        yield from _frame(src, start, end_info or SegmentEnd(), False, False, DEFAULT_MAX_BATCH_BYTES)
+    finally:
+        src.close()
+
+
+def read_batches(source: Source, start: int = 0, verify_crc: bool = True, end_info: Optional[SegmentEnd] = None,
+                 max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES) -> Iterator[Item]:
+    """Yield each :class:`Batch` with its bytes (one batch in memory at a time), CRC checked explicitly.
+
+    A batch whose CRC does not match is still yielded, with ``header.crc_valid`` False; the caller decides.
+    """
+    src = _Source(source)
+    try:
+        yield from _frame(src, start, end_info or SegmentEnd(), True, verify_crc, max_batch_bytes)
+    finally:
+        src.close()
+
+
+def parse_batch(data, position: int = 0) -> Batch:
+    """One batch from bytes that hold exactly (at least) that batch; raises CorruptInput when malformed."""
+    for item in read_batches(memoryview(data)):
+        if isinstance(item, Batch):
+            item.header.position = position
+            return item
+        if isinstance(item, LegacyEntry):
+            raise CorruptInput("legacy_magic", item.error.message, position)
+        raise CorruptInput(item.kind, item.message, position)
+    raise CorruptInput("truncated_batch", "no batch in buffer", position)
+
+
+# ---- records ------------------------------------------------------------------------------------------------
+
+def _records(batch: Batch, max_decompressed_bytes: int) -> Iterator[Record]:
+    header = batch.header
+    count = header.records_count
+    where = header.position
+    if count < 0:
+        raise CorruptInput("record_count_mismatch", f"Found invalid record count {count} in magic v2 batch",
+                           where)
+    body = memoryview(batch.data)[RECORD_BATCH_OVERHEAD:]
+    codec = header.compression
+    if codec != compression.NONE:
+        body = memoryview(compression.decompress(codec, body, max_decompressed_bytes, where))
+        where_base = None  # offsets inside a decompressed stream do not map to file positions
+    else:
+        where_base = header.position + RECORD_BATCH_OVERHEAD
+    base_ts = header.max_timestamp if header.is_log_append_time else header.base_timestamp
+    log_append = header.is_log_append_time
+    yield from _parse_records(body, count, header.base_offset, base_ts, log_append, header.base_sequence,
+                              where_base, header.position)
+
+
+def _pos_in_file(where_base, pos, fallback):
+    return fallback if where_base is None else where_base + pos
+
+
+def _parse_records(buf, count: int, base_offset: int, base_ts: int, log_append: bool, base_sequence: int,
+                   where_base, batch_position: int) -> Iterator[Record]:
+    """Parse ``count`` records from ``buf``; every malformed case raises CorruptInput (DefaultRecord.readFrom)."""
+    from .wire import read_varint, read_varlong
+
+    end = len(buf)
+    pos = 0
+    for _ in range(count):
+        start = pos
+        try:
+            length, pos = read_varint(buf, pos)
+        except CorruptInput as exc:
+            raise CorruptInput(exc.error.kind, f"record length: {exc.error.message}",
+                               _pos_in_file(where_base, start, batch_position)) from None
+        body_start = pos
+        if length < 0:
+            raise CorruptInput("negative_length", f"Invalid record size {length}",
+                               _pos_in_file(where_base, start, batch_position))
+        if end - pos < length:
+            raise CorruptInput("length_out_of_buffer", f"Invalid record size: expected {length} bytes in record "
+                               f"payload, but instead the buffer has only {end - pos} remaining bytes.",
+                               _pos_in_file(where_base, start, batch_position))
+        rec_end = pos + length
+        rec = buf[:rec_end]  # bounds every read to this record
+        try:
+            attributes = rec[pos]
+            pos += 1
+            ts_delta, pos = read_varlong(rec, pos)
+            offset_delta, pos = read_varint(rec, pos)
+            key_len, pos = read_varint(rec, pos)
+            key = None
+            if key_len >= 0:
+                if pos + key_len > rec_end:
+                    raise CorruptInput("length_out_of_buffer", f"key of {key_len} bytes runs past the record", pos)
+                key = bytes(rec[pos:pos + key_len])
+                pos += key_len
+            value_len, pos = read_varint(rec, pos)
+            value = None
+            if value_len >= 0:
+                if pos + value_len > rec_end:
+                    raise CorruptInput("length_out_of_buffer", f"value of {value_len} bytes runs past the record",
+                                       pos)
+                value = bytes(rec[pos:pos + value_len])
+                pos += value_len
+            header_count, pos = read_varint(rec, pos)
+            if header_count < 0:
+                raise CorruptInput("negative_length", f"Found invalid number of record headers {header_count}",
+                                   pos)
+            headers = []
+            for _h in range(header_count):
+                hk_len, pos = read_varint(rec, pos)
+                if hk_len < 0:
+                    raise CorruptInput("negative_length", f"Invalid negative header key size {hk_len}", pos)
+                if pos + hk_len > rec_end:
+                    raise CorruptInput("length_out_of_buffer", "header key runs past the record", pos)
+                try:
+                    hkey = str(rec[pos:pos + hk_len], "utf-8")
+                except UnicodeDecodeError:
+                    raise CorruptInput("invalid_utf8", "header key is not valid UTF-8", pos) from None
+                pos += hk_len
+                hv_len, pos = read_varint(rec, pos)
+                hvalue = None
+                if hv_len >= 0:
+                    if pos + hv_len > rec_end:
+                        raise CorruptInput("length_out_of_buffer", "header value runs past the record", pos)
+                    hvalue = bytes(rec[pos:pos + hv_len])
+                    pos += hv_len
+                headers.append((hkey, hvalue))
+        except IndexError:
+            raise CorruptInput("length_out_of_buffer", "record ends inside its attributes",
+                               _pos_in_file(where_base, start, batch_position)) from None
+        except CorruptInput as exc:
+            raise CorruptInput(exc.error.kind, exc.error.message,
+                               _pos_in_file(where_base, start, batch_position)) from None
+        if pos != rec_end:
+            raise CorruptInput("garbage_after_frame", f"Invalid record size: expected to read {length} bytes in "
+                               f"record payload, but instead read {pos - body_start}",
+                               _pos_in_file(where_base, start, batch_position))
+        sequence = NO_SEQUENCE if base_sequence == NO_SEQUENCE else increment_sequence(base_sequence, offset_delta)
+        yield Record(base_offset + offset_delta, base_ts if log_append else base_ts + ts_delta, attributes, key,
+                     value, tuple(headers), sequence, pos - start, offset_delta, ts_delta)
+    if pos != end:
+        raise CorruptInput("record_count_mismatch", "Incorrect declared batch size, records still remaining in file",
+                           _pos_in_file(where_base, pos, batch_position))
+
+
+def iter_records(batch: Batch, max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES
+                 ) -> Iterator[Union[Record, DecodeError]]:
+    """Yield the batch's records; on corruption yield one ``DecodeError`` and stop (never raises)."""
+    try:
+        yield from _records(batch, max_decompressed_bytes)
+    except CorruptInput as exc:
+        yield exc.error
+
+
+# ---- encoding -----------------------------------------------------------------------------------------------
+
+@dataclass
+class NewRecord:
+    """A record to encode. ``timestamp`` None means the batch base timestamp; ``offset_delta`` None means
+    its index in the batch."""
+
+    value: Optional[bytes] = None
+    key: Optional[bytes] = None
+    headers: tuple = field(default_factory=tuple)  # ((str key, bytes-or-None value), ...)
+    timestamp: Optional[int] = None
+    offset_delta: Optional[int] = None
+
+
+def encode_record(out: bytearray, offset_delta: int, timestamp_delta: int, key: Optional[bytes],
+                  value: Optional[bytes], headers: Iterable = ()) -> None:
+    """Append one DefaultRecord (length-prefixed) to ``out``."""
+    from .wire import write_varint, write_varlong
+
+    body = bytearray(b"\x00")  # attributes: unused, 0
+    write_varlong(body, timestamp_delta)
+    write_varint(body, offset_delta)
+    for blob in (key, value):
+        if blob is None:
+            write_varint(body, -1)
+        else:
+            write_varint(body, len(blob))
+            body += blob
+    headers = tuple(headers)
+    write_varint(body, len(headers))
+    for hkey, hvalue in headers:
+        raw_key = hkey.encode("utf-8") if isinstance(hkey, str) else bytes(hkey)
+        write_varint(body, len(raw_key))
+        body += raw_key
+        if hvalue is None:
+            write_varint(body, -1)
+        else:
+            write_varint(body, len(hvalue))
+            body += hvalue
+    write_varint(out, len(body))
+    out += body
+
+
+def _as_new_record(item) -> NewRecord:
+    if isinstance(item, NewRecord):
+        return item
+    if isinstance(item, dict):
+        return NewRecord(**item)
+    if isinstance(item, (bytes, bytearray)) or item is None:
+        return NewRecord(value=None if item is None else bytes(item))
+    raise ValueError(f"a record is a NewRecord, a dict of its fields or value bytes, got {type(item).__name__}")
+
+
+def encode_batch(records: Iterable, base_offset: int = 0, *, partition_leader_epoch: int = 0,
+                 base_timestamp: Optional[int] = None, max_timestamp: Optional[int] = None,
+                 log_append_time: bool = False, producer_id: int = NO_PRODUCER_ID,
+                 producer_epoch: int = NO_PRODUCER_EPOCH, base_sequence: int = NO_SEQUENCE,
+                 is_transactional: bool = False, is_control: bool = False, compression_codec=compression.NONE,
+                 delete_horizon_ms: Optional[int] = None, last_offset_delta: Optional[int] = None) -> bytes:
+    """Encode one magic-2 batch, as MemoryRecordsBuilder / the raft BatchBuilder write it.
+
+    Timestamps: ``base_timestamp`` defaults to the first record's timestamp, ``max_timestamp`` to the largest
+    (for log-append time, both to ``max_timestamp``). Record timestamps are stored as deltas from the base.
+
+    Example::
+
+        encode_batch([NewRecord(value=b"v", key=b"k", timestamp=1700000000000)], base_offset=42,
+                     producer_id=1000, producer_epoch=0, base_sequence=0, compression_codec="gzip")
+    """
+    items = [_as_new_record(r) for r in records]
+    timestamps = [r.timestamp for r in items if r.timestamp is not None]
+    if base_timestamp is None:
+        base_timestamp = items[0].timestamp if items and items[0].timestamp is not None else (
+            min(timestamps) if timestamps else NO_TIMESTAMP)
+    if max_timestamp is None:
+        max_timestamp = max(timestamps) if timestamps else base_timestamp
+    codec = compression.codec_id(compression_codec)
+    body = bytearray()
+    deltas = []
+    for index, rec in enumerate(items):
+        delta = index if rec.offset_delta is None else rec.offset_delta
+        deltas.append(delta)
+        ts = base_timestamp if rec.timestamp is None or log_append_time else rec.timestamp
+        encode_record(body, delta, ts - base_timestamp, rec.key, rec.value, rec.headers)
+    if last_offset_delta is None:
+        last_offset_delta = deltas[-1] if deltas else 0
+    records_section = compression.compress(codec, bytes(body))
+    attributes = codec
+    if log_append_time:
+        attributes |= TIMESTAMP_TYPE_MASK
+    if is_transactional:
+        attributes |= TRANSACTIONAL_FLAG_MASK
+    if is_control:
+        attributes |= CONTROL_FLAG_MASK
+    first_timestamp = base_timestamp
+    if delete_horizon_ms is not None:
+        attributes |= DELETE_HORIZON_FLAG_MASK
+        first_timestamp = delete_horizon_ms
+    total = RECORD_BATCH_OVERHEAD + len(records_section)
+    header = bytearray(HEADER.pack(base_offset, total - LOG_OVERHEAD, partition_leader_epoch, 2, 0, attributes,
+                                   last_offset_delta, first_timestamp, max_timestamp, producer_id, producer_epoch,
+                                   base_sequence, len(items)))
+    out = header + records_section
+    struct.pack_into(">I", out, CRC_OFFSET, crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
+    return bytes(out)
