@@ -36,3 +36,25 @@ def session(namespace: Dict[str, Any], cfg=None):
     from jobs.spark_session import get_spark
 
     return get_spark(cfg)
+
+
+def storage_overrides(namespace: Dict[str, Any]) -> list:
+    """``--set`` flags that point the job at Unity Catalog when the notebook runs on Databricks."""
+    dbutils = namespace.get("dbutils")
+    if dbutils is None:
+        return []
+    catalog = widget(namespace, "catalog", "main", "Unity Catalog catalog")
+    schema = widget(namespace, "schema", "kafka_recon", "Unity Catalog schema")
+    return ["--set", f"storage.catalog={catalog}", "--set", f"storage.schema={schema}"]
+
+
+def store(namespace: Dict[str, Any], spark, cfg=None):
+    """The project's table store (Unity Catalog names on Databricks, the conf root locally)."""
+    from jobs.config import load_config
+    from jobs.tables.delta_store import DeltaStore
+
+    overrides = storage_overrides(namespace)[1::2]
+    root = namespace.get("_widget_values", {}).get("storage_root")
+    if root:
+        overrides.append(f"storage.root={root}")
+    return DeltaStore.from_config(spark, cfg or load_config(overrides=overrides))

@@ -638,17 +638,31 @@ def _iso(moment: datetime.datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (moment.microsecond // 1000)
 
 
+_ISO_TIME = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]{1,9}))?)?"
+    r"(?:([Zz])|([+-])([0-9]{2}):?([0-9]{2}))?\Z"
+)
+
+
 def parse_capture_time(text: str) -> str:
-    """Normalise an ISO-8601 time to the header form (UTC, milliseconds, ``Z``); naive times are UTC."""
-    value = text.strip()
-    if value.endswith(("Z", "z")):
-        value = value[:-1] + "+00:00"
+    """Normalise an ISO-8601 time to the header form (UTC, milliseconds, ``Z``); a time without offset is UTC.
+
+    A regex rather than ``datetime.fromisoformat``, whose accepted forms differ between Python 3.8 and 3.11.
+    """
+    match = _ISO_TIME.match(text.strip())
+    if not match:
+        raise ValueError("capture time %r is not ISO-8601 (e.g. 2026-11-22T08:32:56Z)" % (text,))
+    year, month, day, hour, minute, second, fraction, _, sign, off_h, off_m = match.groups()
+    offset = datetime.timedelta(0)
+    if sign:
+        offset = datetime.timedelta(hours=int(off_h), minutes=int(off_m)) * (1 if sign == "+" else -1)
     try:
-        moment = datetime.datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError("capture time %r is not ISO-8601 (e.g. 2026-11-22T08:32:56Z)" % (text,)) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
+        moment = datetime.datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second or 0),
+            int((fraction or "0").ljust(6, "0")[:6]), tzinfo=datetime.timezone(offset),
+        )
+    except ValueError as exc:
+        raise ValueError("capture time %r is not a valid time: %s" % (text, exc)) from None
     return _iso(moment)
 
 
@@ -1118,7 +1132,7 @@ class PackReader:
         self.close()
 
     # -- lines
-    def _read_line(self) -> Optional[bytes]:
+    def _read_line(self, unterminated_ok: bool = False) -> Optional[bytes]:
         try:
             line = self._stream.readline(self.max_line_bytes + 1)
         except EOFError:
@@ -1137,7 +1151,7 @@ class PackReader:
         if self._total > self.max_total_bytes:
             raise _Stop("decompression_bomb", "more than max_total_bytes=%d decompressed; stopped reading"
                         % self.max_total_bytes)
-        if not line.endswith(b"\n"):
+        if not line.endswith(b"\n") and not unterminated_ok:
             raise _Stop("truncated_pack", "last line is not terminated (truncated pack)")
         return line
 
@@ -1154,7 +1168,7 @@ class PackReader:
 
     # -- header
     def _read_header(self) -> None:
-        line = self._read_line()
+        line = self._read_line(unterminated_ok=True)
         if line is None:
             raise _Stop("bad_header", "empty pack: no header line")
         try:
@@ -1188,6 +1202,8 @@ class PackReader:
         for key, ok in checks:
             if not ok(obj.get(key)):
                 raise _Stop("bad_header", "header field %s has the wrong type" % key)
+        if not line.endswith(b"\n"):
+            raise _Stop("truncated_pack", "pack ends right after its header line (truncated)")
         self._dirs = {d: d for d in log_dirs}
         header = dict(obj)
         header.pop("rec", None)

@@ -160,7 +160,11 @@ class _Parser:
         b = self.batch
         if b is None:
             return -1, DecodeError("malformed_line", "record line before any batch line: offset unknown")
-        return b["base_offset"] + self.batch_records, None
+        offset = b["base_offset"] + self.batch_records
+        if offset > b["last_offset"]:
+            return offset, DecodeError("malformed_line", f"more record lines than batch {b['base_offset']}.."
+                                       f"{b['last_offset']} has offsets; inferred offset {offset} is outside it")
+        return offset, None
 
     def _close_batch(self, line_no: int) -> Iterator[Tuple[str, Any]]:
         b = self.batch
@@ -246,8 +250,19 @@ class _Parser:
             rest = m.group("rest")
             if self.batch is None:
                 yield "error", DecodeError("malformed_line", "record line before any batch line", line=line_no)
+            elif not self.batch["base_offset"] <= offset <= self.batch["last_offset"]:
+                yield "error", DecodeError(
+                    "malformed_line", f"record offset {offset} outside its batch {self.batch['base_offset']}.."
+                    f"{self.batch['last_offset']}", line=line_no)
         else:
             self.current.skip_record_metadata = True
+            b = self.batch
+            if b is not None and self.batch_records == 0 and b.get("count") is not None \
+                    and b["count"] != b["last_offset"] - b["base_offset"] + 1:
+                yield "error", DecodeError(
+                    "record_count_mismatch", f"batch {b['base_offset']}..{b['last_offset']} holds {b['count']} "
+                    "records (offset gaps, e.g. compaction): offsets inferred in --skip-record-metadata output are "
+                    "not reliable", line=line_no)
             offset, problem = self._next_offset()
             if problem is not None:
                 yield "error", DecodeError(problem.kind, problem.message, line=line_no)
@@ -340,7 +355,10 @@ _API_KEYS = {
 }
 
 
-def _events(lines: Iterable[str]) -> Iterator[Tuple[str, Any]]:
+def iter_dump_log_events(lines: Iterable[str]) -> Iterator[Tuple[str, Any]]:
+    """The parse as a stream, in input order: ``("file", DumpedFile)`` when a section starts (its header fields
+    are filled before its first batch event), ``("batch", dict)``, ``("record", MetadataRecord)`` and
+    ``("error", DecodeError)``. The other functions here are built on it."""
     parser = _Parser()
     line_no = 0
     for line_no, line in enumerate(lines, start=1):
@@ -362,7 +380,7 @@ def iter_dump_log_records(lines: Iterable[str]) -> Iterator[MetadataRecord]:
             for rec in iter_dump_log_records(f):
                 print(rec.offset, rec.type, rec.data)
     """
-    for kind, item in _events(lines):
+    for kind, item in iter_dump_log_events(lines):
         if kind == "record":
             yield item
 
@@ -371,7 +389,7 @@ def iter_dump_log_batches(lines: Iterable[str]) -> Iterator[Dict[str, Any]]:
     """Every batch line as a dict: base_offset, last_offset, count, base_sequence, last_sequence,
     producer_id, producer_epoch, partition_leader_epoch, is_transactional, is_control, delete_horizon_ms,
     position, timestamp_type, max_timestamp, size, magic, compresscodec, crc, is_valid, line."""
-    for kind, item in _events(lines):
+    for kind, item in iter_dump_log_events(lines):
         if kind == "batch":
             yield item
 
@@ -380,7 +398,7 @@ def parse_dump_log(lines: Iterable[str]) -> List[DumpedFile]:
     """The whole output, one :class:`DumpedFile` per ``Dumping`` section (records, batches, errors)."""
     files: List[DumpedFile] = []
     current = DumpedFile()
-    for kind, item in _events(lines):
+    for kind, item in iter_dump_log_events(lines):
         if kind == "file":
             current = item
             files.append(current)
@@ -393,4 +411,6 @@ def parse_dump_log(lines: Iterable[str]) -> List[DumpedFile]:
     return files
 
 
-__all__ = ["DumpedFile", "iter_dump_log_batches", "iter_dump_log_records", "parse_dump_log"]
+__all__ = ["DumpedFile", "iter_dump_log_batches", "iter_dump_log_events", "iter_dump_log_records", "parse_dump_log"]
+
+_events = iter_dump_log_events  # old private name, still used by jobs/ingest/loose_files.py

@@ -58,7 +58,7 @@ def parse_log_dirs_output(text_or_lines: Union[str, Iterable[str]], source_file:
         out = parse_log_dirs_output(open("log-dirs.txt").read(), "log-dirs.txt")
         out.rows[0]  # {'broker_id': 1, 'log_dir': '/var/lib/kafka', 'topic': 'orders', 'partition': 0, ...}
     """
-    lines = text_or_lines.splitlines() if isinstance(text_or_lines, str) else [l.rstrip("\r\n") for l in text_or_lines]
+    lines = text_or_lines.splitlines() if isinstance(text_or_lines, str) else [line.rstrip("\r\n") for line in text_or_lines]
     result = LogDirsDescribe()
     doc = None
     for number, line in enumerate(lines, start=1):
@@ -71,7 +71,7 @@ def parse_log_dirs_output(text_or_lines: Union[str, Iterable[str]], source_file:
             continue
         try:
             doc = json.loads(stripped)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             result.errors.append(DecodeError("bad_json", f"log-dirs JSON does not parse: {exc}", line=number))
             return result
         json_line = number
@@ -92,14 +92,25 @@ def parse_log_dirs_output(text_or_lines: Union[str, Iterable[str]], source_file:
             result.errors.append(DecodeError("bad_json", f"broker entry without an int 'broker': {broker!r:.200}",
                                              line=json_line))
             continue
-        for log_dir in broker.get("logDirs") or []:
+        log_dirs = broker.get("logDirs")
+        if not isinstance(log_dirs, list):
+            result.errors.append(DecodeError("bad_json", f"broker {broker['broker']}: 'logDirs' is not a list",
+                                             line=json_line))
+            continue
+        for log_dir in log_dirs:
             if not isinstance(log_dir, dict) or not isinstance(log_dir.get("logDir"), str):
                 result.errors.append(DecodeError("bad_json", f"logDirs entry without 'logDir': {log_dir!r:.200}",
                                                  line=json_line))
                 continue
             base = {"source_file": source_file, "broker_id": broker["broker"], "log_dir": log_dir["logDir"],
                     "log_dir_error": log_dir.get("error") if isinstance(log_dir.get("error"), str) else None}
-            partitions = log_dir.get("partitions") or []
+            partitions = log_dir.get("partitions")
+            if partitions is None:
+                partitions = []
+            if not isinstance(partitions, list):
+                result.errors.append(DecodeError("bad_json", f"{log_dir['logDir']}: 'partitions' is not a list",
+                                                 line=json_line))
+                continue
             if not partitions:
                 result.rows.append({**base, "topic": None, "partition": None, "size": None, "offset_lag": None,
                                     "is_future": None})

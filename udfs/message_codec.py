@@ -107,6 +107,93 @@ def _is_flexible_field(field: FieldSpec, version: int, message_flexible: bool) -
     return message_flexible
 
 
+def _short_read(buf, pos: int, what: str) -> CorruptInput:
+    return CorruptInput("length_out_of_buffer",
+                        f"Error reading {what}: only {max(0, len(buf) - pos)} byte(s) available", pos)
+
+
+def _compact_count(buf, pos: int, what: str):
+    """uvarint(n + 1) -> (n as a Java int, new pos); the one-byte case inline (it is nearly every length)."""
+    try:
+        b = buf[pos]
+    except IndexError:
+        raise _short_read(buf, pos, what) from None
+    if b < 0x80:
+        return b - 1, pos + 1
+    n, pos = wire.read_uvarint(buf, pos)
+    return wire.as_int32(n - 1), pos
+
+
+def _classic_count(layout: struct.Struct):
+    def read_count(buf, pos: int, what: str):
+        try:
+            return layout.unpack_from(buf, pos)[0], pos + layout.size
+        except struct.error:
+            raise _short_read(buf, pos, what) from None
+
+    return read_count
+
+
+_ARRAY_LAYOUTS: dict[tuple, struct.Struct] = {}
+
+
+def _array_layout(code: str, count: int) -> struct.Struct:
+    layout = _ARRAY_LAYOUTS.get((code, count))
+    if layout is None:
+        layout = struct.Struct(f">{code * count}" if code == "16s" else f">{count}{code}")
+        if len(_ARRAY_LAYOUTS) < 4096:
+            _ARRAY_LAYOUTS[(code, count)] = layout
+    return layout
+
+
+def _fixed_array_reader(type_name: str, flexible: bool, nullable: bool, what: str) -> ValueReader:
+    """An array of fixed-width elements (``[]int32``, ``[]uuid``, ...) read with one ``unpack_from``.
+
+    Replicas, ISR and directory lists are most of a PartitionRecord / PartitionChangeRecord; cProfile on
+    the 1M-record perf segment showed per-element reader calls at ~20% of decode time before this.
+    """
+    code = _FIXED_FORMATS[type_name]
+    width = struct.calcsize(">" + code)
+    convert = _FIXED_CONVERT.get(type_name)
+    read_count = _compact_count if flexible else _classic_count(wire.INT32)
+
+    def read_fixed_array(buf, pos):
+        count, body = read_count(buf, pos, what)
+        if count < 0:
+            if nullable:
+                return None, body
+            raise CorruptInput("negative_length", f"non-nullable field {what} was serialized as null", pos)
+        end = body + count * width
+        if count > len(buf) - body or end > len(buf):
+            raise CorruptInput("length_out_of_buffer", f"Tried to allocate a collection of size {count}, but "
+                               f"there are only {len(buf) - body} bytes remaining.", pos)
+        values = _array_layout(code, count).unpack_from(buf, body)
+        return ([convert(v) for v in values] if convert else list(values)), end
+
+    return read_fixed_array
+
+
+def _compact_string_reader(nullable: bool, what: str) -> ValueReader:
+    """Compact string with the short, valid case inline; anything unusual goes to ``wire``'s checked reader."""
+    slow = wire.read_compact_string
+
+    def read_compact_string(buf, pos):
+        try:
+            b = buf[pos]
+        except IndexError:
+            raise _short_read(buf, pos, what) from None
+        if 0 < b < 0x80:
+            end = pos + b
+            if end <= len(buf):
+                try:
+                    return str(buf[pos + 1:end], "utf-8"), end
+                except UnicodeDecodeError:
+                    pass
+        return slow(buf, pos, nullable, what)
+
+    return read_compact_string
+
+
 def _primitive_reader(type_name: str, flexible: bool, nullable: bool, what: str) -> ValueReader:
     if type_name in _FIXED_FORMATS:
         layout = struct.Struct(">" + _FIXED_FORMATS[type_name])
@@ -116,15 +203,14 @@ def _primitive_reader(type_name: str, flexible: bool, nullable: bool, what: str)
             try:
                 value = unpack_from(buf, pos)[0]
             except struct.error:
-                raise CorruptInput("length_out_of_buffer",
-                                   f"Error reading {type_name} {what}: only {max(0, len(buf) - pos)} byte(s) "
-                                   f"available", pos) from None
+                raise _short_read(buf, pos, f"{type_name} {what}") from None
             return (convert(value) if convert else value), pos + size
 
         return read_fixed
     if type_name == "string":
-        read = wire.read_compact_string if flexible else wire.read_string
-        return lambda buf, pos: read(buf, pos, nullable, what)
+        if flexible:
+            return _compact_string_reader(nullable, what)
+        return lambda buf, pos: wire.read_string(buf, pos, nullable, what)
     if type_name in ("bytes", "records"):
         read = wire.read_compact_bytes if flexible else wire.read_bytes
 
@@ -142,6 +228,8 @@ def _value_reader(field: FieldSpec, version: int, message_flexible: bool) -> Val
     nullable = field.nullable_versions.contains(version)
     what = field.json_name
     if field.is_array:
+        if field.element_type in _FIXED_FORMATS:
+            return _fixed_array_reader(field.element_type, flexible, nullable, what)
         if field.is_struct_array:
             element = _struct_reader(field.fields, version, message_flexible)
         else:
@@ -279,7 +367,7 @@ def _struct_reader(fields: tuple[FieldSpec, ...], version: int, flexible: bool) 
         for step in steps_t:
             pos = step(buf, pos, out)
         count, pos = read_uvarint(buf, pos)
-        if not count:
+        if count == 0:
             return out, pos
         unknown = None
         found = False

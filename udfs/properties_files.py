@@ -554,6 +554,8 @@ def _short_value(node: Any) -> int:
     if isinstance(node, float):
         if math.isnan(node):
             return 0
+        if math.isinf(node):  # Jackson reads 1e400 as Infinity; (int) saturates
+            node = 2**31 - 1 if node > 0 else -(2**31)
         node = max(-(2**31), min(2**31 - 1, int(node)))
     return ((int(node) + 2**15) % 2**16) - 2**15
 
@@ -653,7 +655,7 @@ def parse_quorum_state(data: bytes, path: str = "quorum-state") -> QuorumState:
         return QuorumState(None, error=DecodeError("empty_file", "File ended prematurely."), exception="EOFException")
     try:
         node = _jackson_read_tree(lines[0])
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return QuorumState(None, error=DecodeError("bad_json", f"{exc}", line=1), exception="JsonProcessingException")
     if not isinstance(node, dict):
         return QuorumState(None, error=DecodeError(
@@ -728,7 +730,7 @@ def parse_clean_shutdown(data: bytes) -> CleanShutdown:
     text = bytes(data).decode("utf-8", "replace")  # Utils.readFileAsString: lenient UTF-8
     try:
         node = _jackson_read_tree(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return CleanShutdown(None, None, None, DecodeError("bad_json", str(exc)))
     if not isinstance(node, dict):
         return CleanShutdown(None, None, None, DecodeError("bad_json", f"not a JSON object: {_node_text(node)}"))

@@ -127,7 +127,7 @@ def _load_json(data: Optional[str]) -> Tuple[Any, Optional[str]]:
         return None, "znode has no data"
     try:
         return json.loads(data), None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return None, f"not JSON: {exc}"
 
 
@@ -305,7 +305,7 @@ def parse_znode_dump(lines: Iterable[str], source_file: Optional[str] = None) ->
             continue
         try:
             node = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             out.errors.append(DecodeError("bad_json", f"znode line is not JSON: {exc}", line=seq))
             continue
         if not (isinstance(node, dict) and isinstance(node.get("path"), str)

@@ -113,6 +113,7 @@ class LogDirDecoder:
         self.meta_error: Optional[DecodeError] = None
         self.entry_count = 0
         self.has_metadata_log = False
+        self.has_bootstrap = False
         self.current: Optional[_OpenDir] = None
         self.newest_mtime_ms: Optional[int] = None
         self.finished = False
@@ -200,6 +201,7 @@ class LogDirDecoder:
                 self.meta_error = outcome.error
         elif name == metadata_log.BOOTSTRAP_FILE_NAME:
             kind = "bootstrap_checkpoint"
+            self.has_bootstrap = True
             self._metadata_file(entry, outcome, "bootstrap", f"{self.log_dir}/{name}", None)
         elif name.endswith("-checkpoint"):
             kind = "checkpoint"
@@ -404,6 +406,9 @@ class LogDirDecoder:
             "error_kind": error.kind if error else None, "error_message": error.message if error else None,
         })
         self.sink.seen_time(millis_to_datetime(self.newest_mtime_ms))
+        if self.has_bootstrap:
+            self.sink.add("_ingest_facts", {"fact": "bootstrap_source", "source": f"{self.log_dir}/bootstrap.checkpoint",
+                                            "text_value": self.log_dir})
         if self.has_metadata_log:
             self.sink.add("_ingest_facts", {"fact": "metadata_copy", "source": f"{self.log_dir}/{METADATA_DIR}",
                                             "text_value": self.log_dir})

@@ -48,7 +48,7 @@ def _summaries(records: DataFrame, copy_facts: DataFrame, log: DataFrame) -> Lis
                      F.count("*").alias("records"),
                      F.min(F.when(F.col("bad"), F.col("offset"))).alias("mismatch_at"),
                      F.min(F.when(F.col("next_offset") > F.col("offset") + 1, F.col("offset"))).alias("gap_after_offset")))
-    described = (records.groupBy("copy_id")
+    described = (records.where(F.col("section").isin("log", "snapshot")).groupBy("copy_id")
                  .agg(F.max(F.when(F.col("section") == "snapshot", F.col("snapshot_end_offset"))).alias("snapshot_end_offset"),
                       F.min("source_kind").alias("record_source_kind"),
                       F.first("source_broker_id", ignorenulls=True).alias("record_broker_id")))

@@ -22,8 +22,8 @@ FACTS = TableSpec(
     layer="bronze",
     keys=("fact",),
     columns=cols(
-        ("fact", "string", "newest_mtime | recorded_capture_time | recorded_host"),
-        ("source", "string", "file the fact comes from"),
+        ("fact", "string", "newest_mtime | recorded_capture_time | metadata_copy | bootstrap_source"),
+        ("source", "string", "file or copy id the fact is about"),
         ("broker_id", "int", ""),
         ("time_value", "timestamp", ""),
         ("text_value", "string", ""),

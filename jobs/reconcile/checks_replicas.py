@@ -133,16 +133,16 @@ def delete_dir_checks(ctx: CheckContext) -> DataFrame:
     pending = inc.filter("delete_pending").select("topic_id").distinct().withColumn("_pending", F.lit(True))
     d = (deletes.join(present, ["broker_id", "topic_id", "partition"], "left")
          .join(pending, "topic_id", "left"))
-    local = d.filter((F.col("id_state") == "live") & F.col("assigned") & F.col("_has_copy").isNull()
+    d = d.withColumn("_local", (F.col("id_state") == "live") & F.col("assigned") & F.col("_has_copy").isNull()
                      & F.col("_pending").isNull())
+    local = d.filter("_local")
     limit = ctx.thresholds.delete_limit_ms
     parts = [rows(local, "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE", _dir_values({
         "since": F.col("newest_mtime"),
         "details": details(),
         "evidence": _dir_evidence(note=F.lit("topic live, broker in replicas, no other copy on the broker")),
     }))]
-    rest = _removal_time(ctx, d.join(local.select("broker_id", "log_dir", "dir_name").withColumn("_local", F.lit(True)),
-                                     ["broker_id", "log_dir", "dir_name"], "left").filter(F.col("_local").isNull()))
+    rest = _removal_time(ctx, d.filter(~F.col("_local")))
     age = ctx.age_ms(F.col("timer_start"))
     lingering = rest.filter(F.col("timer_start").isNotNull() & (age > F.lit(limit)))
     parts.append(rows(lingering, "LINGERING_DELETE_DIR", _dir_values({
@@ -184,7 +184,8 @@ def missing_replicas(ctx: CheckContext) -> DataFrame:
     """Assigned (topic id, partition, broker) with no dir on a captured broker."""
     brokers = ctx.silver["silver_brokers"].filter("captured").select("broker_id")
     dir_ids = (ctx.bronze["bronze_log_dirs"].filter(F.col("directory_id").isNotNull())
-               .select("broker_id", F.col("directory_id").alias("_captured_dir")).withColumn("_dir_seen", F.lit(True)))
+               .select(F.col("broker_id").alias("_db"), F.col("directory_id").alias("_captured_dir"))
+               .withColumn("_dir_seen", F.lit(True)))
     a = (ctx.silver["silver_partition_assignments"].filter(~F.col("marked_for_deletion"))
          .select("topic_id", "topic_name", "partition", "replicas", "directories", "last_change_time",
                  F.posexplode("replicas").alias("_i", "broker_id"))
@@ -198,8 +199,7 @@ def missing_replicas(ctx: CheckContext) -> DataFrame:
                .withColumn("_by_name", F.lit(True)))
     m = (a.join(by_id, ["broker_id", "topic_id", "partition"], "left")
          .join(by_name, ["broker_id", "topic_name", "partition"], "left")
-         .join(dir_ids, (a["broker_id"] == dir_ids["broker_id"]) & (F.col("assigned_dir") == F.col("_captured_dir")), "left")
-         .drop(dir_ids["broker_id"]))
+         .join(dir_ids, (F.col("broker_id") == F.col("_db")) & (F.col("assigned_dir") == F.col("_captured_dir")), "left"))
     has_dirs = (ctx.bronze["bronze_log_dirs"].filter(F.col("directory_id").isNotNull())
                 .select("broker_id").distinct().withColumn("_broker_has_dir_ids", F.lit(True)))
     m = m.join(has_dirs, "broker_id", "left")
@@ -245,16 +245,16 @@ def duplicates_and_wrong_dirs(ctx: CheckContext) -> DataFrame:
                                                          F.array_join("_paths", " and "))),
     }))]
     futures = (r.filter(F.col("entry_kind") == "future").select(
-        "broker_id", "topic_id", "partition", F.col("directory_id").alias("_future_dir"))
-        .withColumn("_moving", F.lit(True)))
+        F.col("broker_id").alias("_fb"), F.col("topic_id").alias("_ft"), F.col("partition").alias("_fp"),
+        F.col("directory_id").alias("_future_dir")))
     dirs = ctx.bronze["bronze_log_dirs"].select("broker_id", F.col("directory_id").alias("assigned_directory_id"),
                                                 basename(F.col("log_dir")).alias("_assigned_dir_name"))
     w = (v.filter(F.col("_copies") == 1)
          .filter(real_directory(F.col("assigned_directory_id")) & F.col("directory_id").isNotNull()
                  & (F.col("directory_id") != F.col("assigned_directory_id")))
-         .join(futures, (v["broker_id"] == futures["broker_id"]) & (v["topic_id"] == futures["topic_id"])
-               & (v["partition"] == futures["partition"])
-               & (futures["_future_dir"] == v["assigned_directory_id"]), "left_anti")
+         .join(futures, (F.col("broker_id") == F.col("_fb")) & (F.col("topic_id") == F.col("_ft"))
+               & (F.col("partition") == F.col("_fp")) & (F.col("_future_dir") == F.col("assigned_directory_id")),
+               "left_anti")
          .join(dirs, ["broker_id", "assigned_directory_id"], "left"))
     out.append(rows(w, "WRONG_LOG_DIR", _dir_values({
         "since": F.col("newest_mtime"),

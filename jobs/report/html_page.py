@@ -248,7 +248,7 @@ def _plan_section(plans: Sequence[BrokerPlan], settings: ReportSettings, truncat
                 where = f'<code>{esc(item.dir_name)}</code> ' if item.dir_name else ""
                 unsafe = f' <span class="why">No command: {esc(item.unsafe_reason)}.</span>' if item.unsafe_reason else ""
                 parts.append(f'<li><label><input type="checkbox"> <span class="sev sev-{esc(item.severity)}">'
-                             f'{esc(item.severity)}</span> {esc(item.check_id)} {where}— {esc(item.message)} '
+                             f'{esc(item.severity)}</span> {esc(item.check_id)} {where}— {esc(item.message)} → '
                              f'<i>{esc(item.remediation)}</i>{unsafe}</label></li>')
             parts.append('</ul>')
         parts.append('</div>')

@@ -106,7 +106,7 @@ def render_markdown(data: ReportData, summary: Dict[str, Any], plans: Sequence[B
                 lines.append(f"- [ ] {md(step)}")
         for item in plan.review:
             unsafe = f" (no command: {md(item.unsafe_reason)})" if item.unsafe_reason else ""
-            lines.append(f"- [ ] review {md(item.check_id)} {code(item.dir_name)} — {md(item.message)} "
+            lines.append(f"- [ ] review {md(item.check_id)} {code(item.dir_name)} — {md(item.message)} → "
                          f"{md(item.remediation)}{unsafe}")
         lines.append("")
     if not plans:

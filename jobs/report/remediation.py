@@ -64,8 +64,8 @@ class BrokerPlan:
         """The checklist as plain text lines (callers escape them for HTML/Markdown)."""
         lines: List[str] = []
         if self.quarantine:
-            lines.append(f"Stop broker {self.broker} with a controlled shutdown; wait until it is out of every ISR "
-                         f"it led and no partition is offline.")
+            lines.append(f"Check that every partition on broker {self.broker} has enough in-sync replicas on other "
+                         f"brokers, then stop broker {self.broker} (controlled shutdown).")
             for root in self.quarantine_roots:
                 lines.append(f"mkdir -p -- {shlex.quote(root)}")
             for item in self.quarantine:

@@ -130,6 +130,7 @@ class Fleet:
     def __init__(self, rng: random.Random):
         self.rng = rng
         self.brokers: Dict[int, Broker] = {}
+        self.broken_delete: set = set()  # brokers whose delete task fails (e.g. permissions): -delete dirs stay
 
     def add(self, broker: Broker) -> Broker:
         self.brokers[broker.broker_id] = broker
@@ -192,7 +193,7 @@ class Fleet:
     def run_delete_tasks(self, now: int) -> None:
         """Running brokers delete their ``-delete`` dirs once ``file.delete.delay.ms`` passed."""
         for broker in self.brokers.values():
-            if not broker.running:
+            if not broker.running or broker.broker_id in self.broken_delete:
                 continue
             for log_dir in broker.log_dirs:
                 for name, entry in list(log_dir.entries.items()):

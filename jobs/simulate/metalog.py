@@ -67,8 +67,9 @@ class CopyPlan:
 
 
 class MetadataLog:
-    def __init__(self, work_dir: str):
+    def __init__(self, work_dir: str, segment_ms: int = SEGMENT_MS):
         self.work_dir = work_dir
+        self.segment_ms = segment_ms
         os.makedirs(work_dir, exist_ok=True)
         self.next_offset = 0
         self.epoch = 0
@@ -87,7 +88,7 @@ class MetadataLog:
 
     def _segment_for(self, base_offset: int, ts: int, size: int) -> Segment:
         current = self.segments[-1] if self.segments else None
-        if current is None or (current.batches and (ts - current.first_ts >= SEGMENT_MS
+        if current is None or (current.batches and (ts - current.first_ts >= self.segment_ms
                                                      or current.size + size > SEGMENT_BYTES)):
             if self._out is not None:
                 self._out.close()

@@ -18,7 +18,7 @@ from .clock import DAY, DEFAULT_CAPTURE_MS, HOUR, MINUTE, Clock
 from .controller import Delta, KraftController, ProducerIdBlock
 from .fleet import Broker, Fleet, LogDir, ProducerBatch, Replica, default_bytes_per_day
 from .image import MIGRATING_DIR, UNASSIGNED_DIR, TopicState
-from .metalog import MetadataLog
+from .metalog import SEGMENT_MS, MetadataLog
 from .zk import ZkController, ZkLogs, ZkTree
 
 SNAPSHOT_INTERVAL_MS = DAY  # coarser than Kafka's hourly metadata.log.max.snapshot.interval.ms, same rules
@@ -85,8 +85,10 @@ class Simulation:
         self.background: Optional[Background] = None
         self.next_snapshot_ms = self.clock.now + SNAPSHOT_INTERVAL_MS
         self.diverged: Dict[int, List[Tuple[int, list]]] = {}  # broker -> [(offset, records)] appended after its cut
-        self.gap_segments: Dict[int, List[int]] = {}  # broker -> segment indexes missing from its copy
+        self.gap_segments: Dict[int, str] = {}  # broker -> "middle": a middle segment is missing from its copy
+        self.metadata_segment_ms = SEGMENT_MS
         self.voters: List[int] = []
+        self.background_created_ms = self.clock.now
         n = max(layout.min_brokers, params.brokers or layout.brokers)
         m = max(layout.min_log_dirs, params.log_dirs or layout.log_dirs)
         self.layout = layout
@@ -141,7 +143,7 @@ class Simulation:
 
     def start_kraft_cluster(self, voters: int = 3) -> None:
         """Format, start, register and unfence every broker; the first ``voters`` are combined controllers."""
-        self.log = MetadataLog(os.path.join(self.work_dir, "metadata-master"))
+        self.log = MetadataLog(os.path.join(self.work_dir, "metadata-master"), self.metadata_segment_ms)
         self._make_brokers(1, True)
         for b in self.broker_ids:
             self.fleet[b].log_dirs[0].holds_metadata_log = True
@@ -164,6 +166,7 @@ class Simulation:
             self.kraft.unfence(b)
         self.kraft.set_broker_config("", "log.retention.ms", "604800000")
         self.advance(10 * MINUTE)
+        self.background_created_ms = self.now
         for _ in self.kraft.background_creation():
             self.clock.tick(20)
 
@@ -190,7 +193,7 @@ class Simulation:
         if bytes_per_day is not None:
             self.topic_rates[name] = bytes_per_day
         self.clock.tick(1000)
-        if self.zk is not None:
+        if self.kraft is None:
             if replicas is None:
                 live = self.zk.live()
                 start = self.rng.randrange(len(live))
@@ -202,7 +205,7 @@ class Simulation:
 
     def delete_topic(self, name: str) -> bytes:
         self.clock.tick(1000)
-        if self.zk is not None:
+        if self.kraft is None:
             topic_id = self.zk.topics[name].topic_id
             self.zk.delete_topic(name)
             return topic_id
@@ -224,14 +227,17 @@ class Simulation:
 
     def allocate_producer_ids(self, broker: int) -> ProducerIdBlock:
         self.clock.tick(500)
-        if self.zk is not None:
+        if self.kraft is None:
             return self.zk.allocate_producer_ids(broker)
-        return self.kraft.allocate_producer_ids(broker)
+        block = self.kraft.allocate_producer_ids(broker)
+        if self.zk is not None:  # migration: dual-write to ZooKeeper
+            self.zk.dual_write_producer_ids(self.kraft.image.next_producer_id)
+        return block
 
     def stop_broker(self, broker_id: int, clean: bool = True) -> None:
         self.clock.tick(1000)
         broker = self.fleet[broker_id]
-        if self.zk is not None:
+        if self.kraft is None:
             self.fleet.stop(broker, self.now, clean)
             self.zk.broker_down(broker_id)
             return
@@ -248,7 +254,8 @@ class Simulation:
         """Restart: load logs (stray handling per version), register, catch up, create missing replicas."""
         self.clock.tick(1000)
         broker = self.fleet[broker_id]
-        if self.zk is not None:
+        self.fleet.broken_delete.discard(broker_id)  # whatever broke the delete task is fixed by the restart
+        if self.kraft is None:
             broker.running = True
             broker.down_since_ms = None
             self.fleet.resume_data(broker, self.now)
@@ -332,7 +339,7 @@ class Simulation:
         self.notes.append(text)
 
     def topic_id(self, name: str) -> bytes:
-        if self.zk is not None:
+        if self.kraft is None:
             return self.zk.topics[name].topic_id
         return self.kraft.image.ids_by_name[name]
 
@@ -391,3 +398,15 @@ def hours(n: float) -> int:
 
 def days(n: float) -> int:
     return int(n * DAY)
+
+
+# ---------------------------------------------------------------------- disk tampering (what operators and bugs do)
+
+def add_entry(sim: Simulation, broker_id: int, name: str, is_dir: bool, content: bytes = b"",
+              children: Optional[Dict[str, bytes]] = None, log_dir_index: int = 0) -> LogDir:
+    """Put something Kafka did not write into a log dir (lost+found, a backup folder, a note...)."""
+    from .fleet import OtherEntry
+
+    log_dir = sim.fleet[broker_id].log_dirs[log_dir_index]
+    log_dir.entries[name] = OtherEntry(name, is_dir, content, sim.now, dict(children or {}))
+    return log_dir

@@ -184,7 +184,8 @@ class CaptureWriter:
         self.tree = TreeWriter()
         self.checkpoints: Dict[Tuple[int, str], List[Tuple[str, int, int, int]]] = {}  # (broker, dir) -> entries
         self.log_dir_fds: Dict[Tuple[int, str], int] = {}
-        self.stats = {"replica_dirs": 0, "background_replica_dirs": 0, "files": 0}
+        self.stats = {"replica_dirs": 0, "background_replica_dirs": 0}
+        self.plans: Dict[int, CopyPlan] = {}  # broker -> what its metadata-log copy holds
 
     def broker_dir(self, broker_id: int) -> str:
         return os.path.join(self.out, f"broker-{broker_id}")
@@ -331,10 +332,10 @@ class CaptureWriter:
         self.tree.write(fd, "recovery-point-offset-checkpoint", codec.offset_checkpoint(recovery), written)
         self.tree.write(fd, "replication-offset-checkpoint",
                         codec.offset_checkpoint([(t, p, leo) for t, p, leo, _ in entries]), written)
-        starts = [(t, p, s) for t, p, _, s in entries if s > 0 and False]
-        log_start_entries = list(starts) + self.metadata_log_start.get((broker.broker_id, log_dir.name), [])
-        self.tree.write(fd, "log-start-offset-checkpoint", codec.offset_checkpoint(log_start_entries), written)
-        if broker.mode == "zk":
+        # Only logs whose start offset passed their first segment's base are listed; our segments start at the
+        # log start offset, and __cluster_metadata is not a LogManager log, so the file is empty ("0\n0\n").
+        self.tree.write(fd, "log-start-offset-checkpoint", codec.offset_checkpoint([]), written)
+        if broker.mode in ("zk", "migration"):
             self.tree.write(fd, "cleaner-offset-checkpoint", b"", log_dir.created_ms)
         if broker.mode in ("kraft",):
             self.tree.write(fd, "bootstrap.checkpoint",
@@ -343,14 +344,8 @@ class CaptureWriter:
         if broker.running:
             self.tree.write(fd, ".lock", b"", broker.registered_ms)
         elif broker.clean_shutdown:
-            epoch = broker.epoch if broker.mode != "zk" else -1
+            epoch = broker.epoch if broker.mode == "kraft" else -1
             self.tree.write(fd, ".kafka_cleanshutdown", codec.clean_shutdown(epoch), written)
-
-    @property
-    def metadata_log_start(self) -> Dict[Tuple[int, str], List[Tuple[str, int, int]]]:
-        if not hasattr(self, "_metadata_log_start"):
-            self._metadata_log_start: Dict[Tuple[int, str], List[Tuple[str, int, int]]] = {}
-        return self._metadata_log_start
 
     # ---- metadata log copies ----
 
@@ -391,7 +386,12 @@ class CaptureWriter:
             self.tree.write(fd, "partition.metadata", codec.partition_metadata_file(kafka_uuid.METADATA_TOPIC_ID),
                             log_dir.created_ms)
             diverged = self.sim.diverged.get(broker.broker_id, [])
-            missing = set(self.sim.gap_segments.get(broker.broker_id, []))
+            missing = set()
+            if self.sim.gap_segments.get(broker.broker_id) == "middle":
+                if len(plan.segments) < 3:
+                    raise ValueError(f"broker {broker.broker_id}'s metadata-log copy has {len(plan.segments)} "
+                                     f"segment(s); a gap in the middle needs at least 3")
+                missing.add(log.segments.index(plan.segments[len(plan.segments) // 2][0]))
             end_offset = plan.end_offset
             last_ts = 0
             for i, (seg, size) in enumerate(plan.segments):
@@ -437,12 +437,7 @@ class CaptureWriter:
             self.tree.write(fd, "quorum-state", codec.quorum_state(leader, epoch, self.sim.voters), written)
         finally:
             os.close(fd)
-        first_base = next((s.base_offset for i, (s, _) in enumerate(plan.segments)
-                           if log.segments.index(s) not in self.sim.gap_segments.get(broker.broker_id, [])), 0)
-        if plan.log_start > first_base:
-            self.metadata_log_start[(broker.broker_id, log_dir.name)] = [("__cluster_metadata", 0, plan.log_start)]
-        self.sim.copy_plans = getattr(self.sim, "copy_plans", {})
-        self.sim.copy_plans[broker.broker_id] = plan
+        self.plans[broker.broker_id] = plan
 
     @staticmethod
     def _link(src: str, dir_fd: int, name: str, mtime_ms: int) -> None:
@@ -507,7 +502,7 @@ class CaptureWriter:
             "brokers": brokers,
             "controller": self._controller_info(),
             "config": {"file.delete.delay.ms": 60000, "metadata.max.retention.ms": 604800000,
-                       "metadata.log.segment.ms": 604800000},
+                       "metadata.log.segment.ms": sim.metadata_segment_ms},
             "notes": " ".join(sim.notes),
             "generator": {"tool": "kafka-recon simulate", "brokers": len(sim.broker_ids),
                           "log_dirs": max(sim.dirs_per_broker.values()),
@@ -521,10 +516,15 @@ class CaptureWriter:
 
     def _controller_info(self) -> dict:
         sim = self.sim
+        info: dict = {}
         if sim.kraft is not None:
-            return {"kind": "kraft", "voters": sim.voters, "leader": sim.log.leader_id, "epoch": sim.log.epoch,
-                    "metadata_version": sim.kraft.image.metadata_version, "log_end_offset": sim.log.next_offset}
-        return {"kind": "zk", "controller_id": sim.zk.controller_id, "epoch": sim.zk.epoch}
+            info["kraft"] = {"voters": sim.voters, "leader": sim.log.leader_id, "epoch": sim.log.epoch,
+                             "metadata_version": sim.kraft.image.metadata_version,
+                             "log_end_offset": sim.log.next_offset,
+                             "voters_captured": all(v in sim.fleet.brokers for v in sim.voters)}
+        if sim.zk is not None:
+            info["zk"] = {"controller_id": sim.zk.controller_id, "controller_epoch": sim.zk.epoch}
+        return info
 
 
 def _dump_json(path: str, doc: dict, mtime_ms: int) -> None:

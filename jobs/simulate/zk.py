@@ -400,7 +400,7 @@ class ZkController:
     def log_deleted_dirs(self, now_ms: int) -> None:
         """``Deleted log for partition ...`` lines for -delete dirs a running broker removes (after the delay)."""
         for broker in self.fleet.brokers.values():
-            if not broker.running:
+            if not broker.running or broker.broker_id in self.fleet.broken_delete:
                 continue
             for log_dir in broker.log_dirs:
                 for entry in list(log_dir.entries.values()):

@@ -21,6 +21,7 @@ INGEST_FILES = TableSpec(
          "bootstrap_checkpoint, checkpoint, quorum_state, producer_snapshot, txnindex, dump_log_text, "
          "zk_znodes, zk_log, log_dirs_json, packed_snapshot, data_segment, index, capture_record, other"),
         ("broker_id", "int", "broker the file belongs to, when known"),
+        ("log_dir", "string", "log dir holding the file (null for files outside log dirs)"),
         ("bytes", "long", "file size in bytes (apparent size)"),
         ("status", "string", "ok | quarantined"),
         ("error_kind", "string", "udfs.errors kind when quarantined or partly decoded"),
@@ -191,7 +192,7 @@ ZK_EVENTS = TableSpec(
     name="bronze_zk_events",
     layer="bronze",
     description="ZooKeeper-mode facts: znodes from a znode dump and events from controller/server/state-change logs.",
-    keys=("capture_id", "source_file", "seq"),
+    keys=("capture_id", "source_file", "seq", "topic_name"),
     partition_by=("capture_id",),
     columns=cols(
         *RUN_COLS,

@@ -8,8 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from udfs.java_text import (decode_utf8_like_java, java_split, java_trim, number_format_message, parse_int, parse_long,
-                            read_lines)
+from udfs.java_text import (
+    decode_utf8_like_java,
+    java_split,
+    java_trim,
+    number_format_message,
+    parse_int,
+    parse_long,
+    read_lines,
+)
 
 ORACLE = json.loads((Path(__file__).parents[1] / "fixtures/jdk-oracle/jdk17-vectors.json").read_text())
 

@@ -84,7 +84,7 @@ def test_accepted_names(name, expected):
 @pytest.mark.parametrize("name", [
     f"orders-0 .{HEX}-delete",            # whitespace is not \S
     f"orders-0.{HEX} -stray",
-    f"orders 0-future",
+    "orders 0-future",
     "orders-2147483648",                  # partition out of int range
     "orders-0x1",
     "a.b-0.x.y-delete",                   # cut at the LAST '.': "a.b-0.x" -> partition "0.x" is not an int
@@ -156,7 +156,7 @@ def test_every_devsample_entry(devsample_dir):
 
 def test_every_devsample_partition_file(devsample_dir):
     seen = set()
-    for log_dir, entry in _walk(devsample_dir):
+    for _log_dir, entry in _walk(devsample_dir):
         if not entry.is_dir():
             continue
         for f in entry.iterdir():

@@ -357,6 +357,7 @@ def test_records_after_the_trailer():
         (pack(GOOD, head=header(log_dirs=[LOG_DIR, 7])), "bad_header"),
         (pack(GOOD, head=header(broker_id="101")), "bad_header"),
         (pack(GOOD, head=header(warnings="none")), "bad_header"),
+        (gzip.compress(json.dumps(header()).encode()), "truncated_pack"),
         (gzip.compress(b"[" * 200_000 + b"\n"), "bad_header"),
     ],
 )
@@ -365,11 +366,14 @@ def test_garbage_headers(data, kind):
     assert reader.header is None and got == [] and kinds(reader) == [kind] and not reader.complete
 
 
-def test_missing_pack_file_and_failing_source(tmp_path, real_pack):
+def test_missing_pack_file_and_failing_source(tmp_path):
     reader, got = read(str(tmp_path / "nope.jsonl.gz"))
     assert got == [] and kinds(reader) == ["io_error"]
 
-    data, full = real_pack
+    # big enough (random contents, ~500 KiB compressed) that gzip has not pulled it all in at the failure
+    records = [entry("events-0/%020d.snapshot" % i, content=os.urandom(1000)) for i in range(400)]
+    data = pack(*records)
+    assert len(data) > 400_000
 
     class Failing(io.RawIOBase):
         def __init__(self):
@@ -381,10 +385,11 @@ def test_missing_pack_file_and_failing_source(tmp_path, real_pack):
         def read(self, n=-1):
             if self.inner.tell() > len(data) // 2:
                 raise OSError(5, "Input/output error")
-            return self.inner.read(n)
+            return self.inner.read(min(n, 4096) if n and n > 0 else 4096)
 
     reader, got = read(Failing())
-    assert 0 < len(got) < len(full) and kinds(reader) == ["io_error"] and "EIO" in reader.errors[0].message
+    assert 0 < len(got) < len(records) and kinds(reader) == ["io_error"] and "EIO" in reader.errors[0].message
+    assert [e["content"] for e in got] == [base64.b64decode(r["content_b64"]) for r in records[: len(got)]]
 
 
 # -------------------------------------------------------------------------------------- bad entries

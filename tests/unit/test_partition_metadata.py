@@ -7,8 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from udfs.partition_metadata import (BROKER_START_FAILS, LOG_DIR_OFFLINE, OK, encode_partition_metadata,
-                                     read_partition_metadata)
+from udfs.partition_metadata import (
+    BROKER_START_FAILS,
+    LOG_DIR_OFFLINE,
+    OK,
+    encode_partition_metadata,
+    read_partition_metadata,
+)
 
 TID = "xWt6cg-LDx4r6BAz2rYsCg"
 P = "/var/lib/kafka/t-0/partition.metadata"

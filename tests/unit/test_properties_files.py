@@ -331,3 +331,11 @@ def test_random_bytes_never_raise(data):
 def test_random_properties_text_never_raises(text):
     props, error = pf.load_properties(text.encode("latin-1"))
     assert error is None or error.kind == "malformed_line"
+
+
+def test_deeply_nested_json_and_huge_numbers_are_errors_not_crashes():
+    assert pf.parse_quorum_state(b"[" * 100000).error.kind == "bad_json"
+    assert pf.parse_clean_shutdown(b"[" * 100000).error.kind == "bad_json"
+    # Jackson reads 1e400 as Infinity; (short) of it is -1
+    assert pf.parse_quorum_state(b'{"data_version":1e400}').error.message == (
+        "data_version (-1) is not within the min (0) and max (1) supported version")

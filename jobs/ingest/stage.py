@@ -1,0 +1,199 @@
+"""The ingest stage: a capture (folders, packs, loose files; local or pyarrow.fs URIs) -> the bronze tables.
+
+How the work is spread:
+
+1. The driver lists folders level by level and stops at every log dir (:mod:`jobs.ingest.discover`): it
+   holds one small record per log dir / pack / loose file, never a per-replica-dir list.
+2. Those units become a DataFrame with one partition per log dir or pack, and loose files grouped
+   ``ingest.files_per_task`` to a partition; ``mapInArrow`` runs :mod:`jobs.ingest.decode_tasks` on the
+   executors, which walk each log dir, read every file and emit tagged rows for all bronze tables at once.
+3. The tagged rows are persisted once and split per table. Small facts (capture time candidates, which
+   folder holds which metadata copy, the broker of each log dir: one row per log dir) are the only things
+   collected to the driver. The broker of every row is joined in from its log dir's meta.properties.
+4. :mod:`jobs.ingest.metadata_copies` compares the copies of the metadata log and flags the authoritative
+   sequence. :func:`write_ingest` replaces the capture's slice of every table (idempotent re-runs).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Dict, List, Optional, Sequence, Union
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs.tables import bronze
+from jobs.tables.spec import TableSpec
+
+from . import tagged_rows
+from .decode_tasks import UNIT_DDL, map_partition
+from .discover import WorkUnit, discover, plan_tasks
+from .log_dir_rows import DecodeOptions
+from .metadata_copies import compute_copies
+
+TABLE_SPECS: Dict[str, TableSpec] = {t.name: t for t in bronze.TABLES}
+
+
+@dataclass
+class IngestResult:
+    """The bronze DataFrames of one capture (``tables[name]``, every spec column, in spec order) and how the
+    capture time was chosen. Call :meth:`release` when the tables are written."""
+
+    capture_id: str
+    run_id: str
+    capture_time: Optional[datetime]
+    capture_time_source: str  # argument | capture_record | newest_mtime | unknown
+    tables: Dict[str, DataFrame]
+    units: int
+    tasks: int
+    _persisted: List[DataFrame] = field(default_factory=list, repr=False)
+
+    def files_summary(self) -> Dict[str, int]:
+        """``{"seen": n, "ok": n, "quarantined": n}`` over bronze_ingest_files (one small Spark job)."""
+        counts = {r["status"]: r["n"] for r in
+                  self.tables[bronze.INGEST_FILES.name].groupBy("status").agg(F.count("*").alias("n")).collect()}
+        return {"seen": sum(counts.values()), "ok": counts.get("ok", 0), "quarantined": counts.get("quarantined", 0)}
+
+    def release(self) -> None:
+        for df in self._persisted:
+            df.unpersist()
+        self._persisted.clear()
+
+
+def decode_options(cfg) -> DecodeOptions:
+    ingest = dict(cfg.get("ingest", {}) if cfg is not None else {})
+    defaults = DecodeOptions()
+    return DecodeOptions(
+        max_embedded_file_bytes=int(ingest.get("max_embedded_file_bytes", defaults.max_embedded_file_bytes)),
+        max_metadata_file_bytes=int(ingest.get("max_metadata_file_bytes", defaults.max_metadata_file_bytes)),
+        decompression_limit_bytes=int(ingest.get("decompression_limit_bytes", defaults.decompression_limit_bytes)),
+        read_data_segment_headers=bool(ingest.get("read_data_segment_headers", defaults.read_data_segment_headers)),
+        max_segment_scan_bytes=int(ingest.get("max_segment_scan_bytes", defaults.max_segment_scan_bytes)),
+    )
+
+
+def _unit_rows(tasks: List[List[WorkUnit]], multi_root: bool) -> List[List[tuple]]:
+    def display(u: WorkUnit) -> str:
+        rel = u.rel_path or u.path.rstrip("/").rsplit("/", 1)[-1]
+        return f"{u.root.rstrip('/')}/{u.rel_path}" if multi_root and u.rel_path else rel
+    return [[(u.kind, u.root, u.path, display(u), int(u.size), bool(u.headless)) for u in task] for task in tasks]
+
+
+def _units_frame(spark: SparkSession, tasks: List[List[WorkUnit]], multi_root: bool) -> DataFrame:
+    """One partition per planned task, exactly (``parallelize`` slices a list of n lists into n partitions)."""
+    rows = _unit_rows(tasks, multi_root)
+    rdd = spark.sparkContext.parallelize(rows, max(1, len(rows))).flatMap(lambda task: task)
+    return spark.createDataFrame(rdd, UNIT_DDL)
+
+
+def _conform(df: DataFrame, spec: TableSpec, capture_id: str, run_id: str,
+             constants: Optional[Dict[str, object]] = None) -> DataFrame:
+    """Every column of ``spec`` in spec order and type; run columns and ``constants`` as literals."""
+    spark_types = {f.name: f.dataType for f in spec.spark_schema().fields}
+    values = {"capture_id": F.lit(capture_id), "run_id": F.lit(run_id), **{k: F.lit(v) for k, v in (constants or {}).items()}}
+    present = set(df.columns)
+    cols = []
+    for name in spec.column_names:
+        expr = values.get(name, F.col(name) if name in present else F.lit(None))
+        cols.append(expr.cast(spark_types[name]).alias(name))
+    return df.select(*cols)
+
+
+def _resolve_capture_time(argument: Optional[datetime], facts: List[dict]):
+    if argument is not None:
+        return (argument if argument.tzinfo else argument.replace(tzinfo=timezone.utc)), "argument"
+    recorded = [f for f in facts if f["fact"] == "recorded_capture_time" and f["time_value"] is not None]
+    named = [f["time_value"] for f in recorded if (f["source"] or "").rsplit("/", 1)[-1] == "capture.json"]
+    if named:
+        return max(named), "capture_record"
+    if recorded:
+        return max(f["time_value"] for f in recorded), "capture_record"
+    mtimes = [f["time_value"] for f in facts if f["fact"] == "newest_mtime" and f["time_value"] is not None]
+    if mtimes:
+        return max(mtimes), "newest_mtime"
+    return None, "unknown"
+
+
+def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[str]], capture_id: str, run_id: str,
+               capture_time: Optional[datetime] = None) -> IngestResult:
+    """Ingest one capture into the bronze tables.
+
+    :param captures: the capture's roots: folders, packed snapshots or single files, local or URIs.
+    :param store: a DeltaStore (``replace_slice``); None returns the DataFrames without writing them.
+    :param capture_time: ``--capture-time``; else the collector's record (capture.json, pack headers),
+        else the newest mtime in the capture.
+    :return: the bronze DataFrames; written to ``store`` when one is given (the result stays usable).
+
+    Example::
+
+        result = run_ingest(spark, cfg, store, ["/captures/2026-11-22"], "cap-2026-11-22", run_id)
+        result.files_summary()   # {'seen': 1234, 'ok': 1230, 'quarantined': 4}
+    """
+    roots = [captures] if isinstance(captures, str) else list(captures)
+    units = discover(roots)
+    files_per_task = int((cfg.get("ingest", {}) if cfg is not None else {}).get("files_per_task", 64))
+    tasks = plan_tasks(units, files_per_task)
+    options = decode_options(cfg)
+    persisted: List[DataFrame] = []
+
+    if tasks:
+        units_df = _units_frame(spark, tasks, multi_root=len(roots) > 1)
+        tagged = units_df.mapInArrow(map_partition(options), tagged_rows.spark_schema())
+    else:
+        tagged = spark.createDataFrame([], tagged_rows.spark_schema())
+    tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+    persisted.append(tagged)
+
+    def part(name: str) -> DataFrame:
+        return tagged.where(F.col("table") == name).select(f"`{name}`.*")
+
+    facts = [r.asDict() for r in part(tagged_rows.FACTS.name).collect()]
+    resolved_time, time_source = _resolve_capture_time(capture_time, facts)
+
+    log_dirs = part(bronze.LOG_DIRS.name)
+    identity_rows = log_dirs.select("log_dir", "broker_id", "cluster_id", "directory_id").collect()
+    identity = spark.createDataFrame([tuple(r) for r in identity_rows],
+                                     "log_dir string, broker_id int, cluster_id string, directory_id string")
+    by_log_dir = {r["log_dir"]: r for r in identity_rows}
+    copy_sources = [(f["source"], by_log_dir[f["text_value"]]["broker_id"] if f["text_value"] in by_log_dir else None,
+                     f["text_value"], f["fact"]) for f in facts if f["fact"] in ("metadata_copy", "bootstrap_source")]
+    copy_df = spark.createDataFrame(copy_sources, "copy_id string, source_broker_id int, log_dir string, fact string")
+
+    def with_identity(df: DataFrame, columns: Sequence[str]) -> DataFrame:
+        slim = identity.select("log_dir", *columns)
+        return df.drop(*columns).join(F.broadcast(slim), "log_dir", "left")
+
+    records = (part(bronze.METADATA_RECORDS.name).drop("source_broker_id")
+               .join(F.broadcast(copy_df.select("copy_id", "source_broker_id")), "copy_id", "left"))
+    records = records.persist(StorageLevel.MEMORY_AND_DISK)
+    persisted.append(records)
+    copies, flagged = compute_copies(records, copy_df.where(F.col("fact") == "metadata_copy").drop("fact"))
+
+    c, r = capture_id, run_id
+    tables = {
+        bronze.INGEST_FILES.name: _conform(with_identity(part(bronze.INGEST_FILES.name), ["broker_id"]),
+                                           bronze.INGEST_FILES, c, r),
+        bronze.LOG_DIRS.name: _conform(log_dirs, bronze.LOG_DIRS, c, r, {"capture_time": resolved_time}),
+        bronze.DIR_ENTRIES.name: _conform(
+            with_identity(part(bronze.DIR_ENTRIES.name), ["broker_id", "cluster_id", "directory_id"]),
+            bronze.DIR_ENTRIES, c, r),
+        bronze.METADATA_RECORDS.name: _conform(flagged, bronze.METADATA_RECORDS, c, r),
+        bronze.METADATA_COPIES.name: _conform(copies, bronze.METADATA_COPIES, c, r),
+        bronze.PRODUCER_STATES.name: _conform(with_identity(part(bronze.PRODUCER_STATES.name), ["broker_id"]),
+                                              bronze.PRODUCER_STATES, c, r),
+        bronze.ZK_EVENTS.name: _conform(part(bronze.ZK_EVENTS.name), bronze.ZK_EVENTS, c, r),
+        bronze.REPORTED_REPLICAS.name: _conform(part(bronze.REPORTED_REPLICAS.name), bronze.REPORTED_REPLICAS, c, r),
+    }
+    result = IngestResult(capture_id, run_id, resolved_time, time_source, tables, len(units), len(tasks), persisted)
+    if store is not None:
+        write_ingest(store, result)
+    return result
+
+
+def write_ingest(store, result: IngestResult) -> List[str]:
+    """Replace the capture's slice of every bronze table: a re-run of the same capture leaves the same rows
+    (no duplicates), another capture adds to history. Returns the tables written, in write order."""
+    for name, df in result.tables.items():
+        store.replace_slice(name, df, slice={"capture_id": result.capture_id})
+    return list(result.tables)

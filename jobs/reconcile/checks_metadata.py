@@ -1,0 +1,80 @@
+"""KIP-253 partition-count changes and metadata-log copy checks (divergence, gaps)."""
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from .check_rows import details, evidence, rows
+from .context import CheckContext
+from .frames import basename
+
+CHANGE = "array<struct<offset:bigint,time:timestamp,from:int,to:int>>"
+
+def partition_count_changed(ctx: CheckContext) -> DataFrame:
+    inc = ctx.silver["silver_topic_incarnations"]
+    if not ctx.thresholds.kip253_report_partition_changes:
+        return rows(inc.limit(0), "PARTITION_COUNT_CHANGED", {})
+    c = (inc.filter(F.col("is_live") & F.col("partition_count_changes_json").isNotNull())
+         .withColumn("_changes", F.from_json("partition_count_changes_json", CHANGE))
+         .filter(F.size("_changes") > 0)
+         .withColumn("_first", F.col("_changes")[0])
+         .withColumn("_last", F.element_at("_changes", -1)))
+    where = F.array_join(F.transform("_changes", lambda x: F.format_string(
+        "offset %d: %d -> %d", x["offset"], x["from"], x["to"])), "; ")
+    return rows(c, "PARTITION_COUNT_CHANGED", {
+        "topic_name": F.col("topic_name"), "topic_id": F.col("topic_id"), "since": F.col("_last")["time"],
+        "details": details(**{"from": F.col("_first")["from"], "to": F.col("_last")["to"], "where": where}),
+        "evidence": evidence(changes=F.col("_changes"), created_offset=F.col("created_offset"),
+                             partition_count=F.col("partition_count")),
+    })
+
+def _copies(ctx: CheckContext) -> DataFrame:
+    return ctx.bronze["bronze_metadata_copies"].select("copy_id", F.col("source_broker_id").alias("_cb"),
+                                                       F.col("log_dir").alias("_copy_log_dir"))
+
+def divergence(ctx: CheckContext) -> DataFrame:
+    ml = ctx.view.ml
+    recs = ml.log_records.select("copy_id", "offset", "record_type", "record_hash", "leader_epoch")
+    ours = (recs.filter(F.col("copy_id") == F.lit(ml.authoritative_copy))
+            .select(F.col("offset").alias("_oo"), F.col("record_type").alias("_ours_type"),
+                    F.col("leader_epoch").alias("_ours_epoch"))
+            .dropDuplicates(["_oo"]))
+    theirs = (recs.select(F.col("copy_id").alias("_tc"), F.col("offset").alias("_to"),
+                          F.col("record_type").alias("_theirs_type"), F.col("leader_epoch").alias("_theirs_epoch"))
+              .dropDuplicates(["_tc", "_to"]))
+    d = (ml.divergence.join(_copies(ctx), "copy_id", "left")
+         .join(theirs, (F.col("copy_id") == F.col("_tc")) & (F.col("diverges_at_offset") == F.col("_to")), "left")
+         .join(ours, F.col("diverges_at_offset") == F.col("_oo"), "left"))
+    fmt = lambda t, e: F.concat(F.coalesce(t, F.lit("nothing")), F.lit(" epoch "), F.coalesce(e.cast("string"), F.lit("?")))  # noqa: E731
+    return rows(d, "METADATA_LOG_DIVERGENCE", {
+        "broker_id": F.coalesce("source_broker_id", "_cb"), "log_dir": basename(F.col("_copy_log_dir")),
+        "log_dir_path": F.col("_copy_log_dir"), "dir_name": F.when(F.col("_copy_log_dir").isNotNull(), F.lit("__cluster_metadata-0")),
+        "key_extra": F.col("copy_id"),
+        "details": details(copy_id=F.col("copy_id"), offset=F.col("diverges_at_offset"),
+                           theirs=fmt(F.col("_theirs_type"), F.col("_theirs_epoch")),
+                           ours=fmt(F.col("_ours_type"), F.col("_ours_epoch"))),
+        "evidence": evidence(copy_id=F.col("copy_id"), authoritative_copy=F.lit(ml.authoritative_copy),
+                             diverges_at_offset=F.col("diverges_at_offset"), their_record_type=F.col("_theirs_type"),
+                             their_leader_epoch=F.col("_theirs_epoch"), our_record_type=F.col("_ours_type"),
+                             our_leader_epoch=F.col("_ours_epoch")),
+    })
+
+def gaps(ctx: CheckContext) -> DataFrame:
+    """Holes between consecutive offsets of one copy's log."""
+    ml = ctx.view.ml
+    offs = ml.log_records.select("copy_id", "source_broker_id", "offset").dropDuplicates(["copy_id", "offset"])
+    w = Window.partitionBy("copy_id").orderBy("offset")
+    g = (offs.withColumn("_next", F.lead("offset").over(w))
+         .filter(F.col("_next") > F.col("offset") + 1)
+         .join(_copies(ctx), "copy_id", "left"))
+    return rows(g, "METADATA_LOG_GAP", {
+        "broker_id": F.coalesce("source_broker_id", "_cb"), "log_dir": basename(F.col("_copy_log_dir")),
+        "log_dir_path": F.col("_copy_log_dir"), "dir_name": F.when(F.col("_copy_log_dir").isNotNull(), F.lit("__cluster_metadata-0")),
+        "key_extra": F.format_string("%s@%d", F.col("copy_id"), F.col("offset") + 1),
+        "details": details(copy_id=F.col("copy_id"), gap_from=F.col("offset") + 1, gap_to=F.col("_next") - 1),
+        "evidence": evidence(copy_id=F.col("copy_id"), last_offset_before=F.col("offset"),
+                             first_offset_after=F.col("_next"), missing=F.col("_next") - F.col("offset") - 1),
+    })
+
+def all_checks(ctx: CheckContext):
+    return [partition_count_changed(ctx), divergence(ctx), gaps(ctx)]

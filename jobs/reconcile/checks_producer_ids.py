@@ -1,0 +1,107 @@
+"""Producer-id checks over silver_producer_id_blocks / silver_producer_ids_in_use.
+
+One finding per allocation: PID_MIGRATION_REUSE when a KRaft block overlaps a ZooKeeper-era block
+(KAFKA-15552), else PID_BLOCK_REGRESSION when the allocator's high-water dropped at this allocation, else
+PID_BLOCK_OVERLAP when it overlaps an earlier allocation of another owner. Overlaps are found with a
+running max over allocations sorted by first id (no self-join).
+"""
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from .check_rows import details, evidence, rows
+from .context import CheckContext
+from .frames import iso
+
+ZK_SOURCES = ("zk_znode", "zk_log")
+
+
+def _family(source):
+    return F.when(source.isin(*ZK_SOURCES), F.lit("zookeeper")).otherwise(F.lit("kraft"))
+
+
+def _block_text(first, last):
+    return F.format_string("[%d, %d]", first, last)
+
+
+def allocation_checks(ctx: CheckContext) -> DataFrame:
+    blocks = ctx.silver["silver_producer_id_blocks"]
+    alloc = blocks.filter("is_allocation").withColumn("family", _family(F.col("source")))
+    # the same block reported by several sources (znode + log line) is one allocation
+    order_time = F.coalesce(F.col("event_time"), F.lit("9999-12-31").cast("timestamp"))
+    one = Window.partitionBy("first_producer_id", "last_producer_id", "broker_id").orderBy(order_time, "source", "seq")
+    alloc = alloc.withColumn("_rn", F.row_number().over(one)).filter("_rn = 1").drop("_rn")
+    alloc = alloc.withColumn("where", F.when(F.col("family") == "kraft",
+                                             F.concat(F.lit("offset "), F.col("seq").cast("string")))
+                             .otherwise(F.coalesce(iso(F.col("event_time")), F.concat(F.lit("seq "), F.col("seq").cast("string")))))
+    hw = blocks.agg(F.max("next_producer_id").alias("hw")).collect()[0]["hw"]
+
+    # regression: within an allocator family, the next id dropped below the previous allocation's
+    fam_order = Window.partitionBy("family").orderBy(F.when(F.col("family") == "kraft", F.col("seq").cast("double"))
+                                                     .otherwise(F.unix_millis(order_time).cast("double")), "seq")
+    alloc = (alloc.withColumn("_prev_next", F.lag("next_producer_id").over(fam_order))
+             .withColumn("_regressed", F.coalesce(F.col("next_producer_id") < F.col("_prev_next"), F.lit(False))))
+    # overlap: sorted by first id, an allocation overlaps the one holding the running max of last ids
+    by_first = Window.orderBy("first_producer_id", order_time, "seq").rowsBetween(Window.unboundedPreceding, -1)
+    alloc = (alloc.withColumn("_max_last", F.max("last_producer_id").over(by_first))
+             .withColumn("_holder", F.max_by(F.struct("last_producer_id", "first_producer_id", "broker_id", "source",
+                                                      "family", "where"), "last_producer_id").over(by_first)))
+    overlaps = F.coalesce(F.col("first_producer_id") <= F.col("_max_last"), F.lit(False))
+    other = F.col("_holder")
+    reuse = overlaps & (F.col("family") == "kraft") & (other["family"] == "zookeeper")
+    reuse_rev = overlaps & (F.col("family") == "zookeeper") & (other["family"] == "kraft")
+    check = (F.when(reuse | reuse_rev, F.lit("PID_MIGRATION_REUSE"))
+             .when(F.col("_regressed"), F.lit("PID_BLOCK_REGRESSION"))
+             .when(overlaps, F.lit("PID_BLOCK_OVERLAP")))
+    flagged = alloc.withColumn("_check", check).filter(F.col("_check").isNotNull())
+    # report the KRaft side of a migration reuse
+    flip = F.col("_check") == "PID_MIGRATION_REUSE"
+    kraft_first = F.when(flip & (F.col("family") == "zookeeper"), other["first_producer_id"]).otherwise(F.col("first_producer_id"))
+    parts = []
+    for check_id in ("PID_MIGRATION_REUSE", "PID_BLOCK_REGRESSION", "PID_BLOCK_OVERLAP"):
+        f = flagged.filter(F.col("_check") == check_id)
+        parts.append(rows(f, check_id, {
+            "broker_id": F.col("broker_id"), "since": F.col("event_time"),
+            "key_extra": F.format_string("block=%d-%d@%s", kraft_first, F.col("last_producer_id"), F.col("source")),
+            "details": details(block=_block_text(F.col("first_producer_id"), F.col("last_producer_id")),
+                               source=F.col("source"), where=F.col("where"),
+                               other_block=_block_text(other["first_producer_id"], other["last_producer_id"]),
+                               other_source=other["source"], other_broker=other["broker_id"],
+                               previous_next=F.col("_prev_next"), high_water=F.lit(hw)),
+            "evidence": evidence(block_first=F.col("first_producer_id"), block_last=F.col("last_producer_id"),
+                                 owner=F.col("broker_id"), source=F.col("source"), where=F.col("where"),
+                                 record=F.col("detail"), file=F.col("source_file"),
+                                 overlapping_block=other, previous_next_producer_id=F.col("_prev_next")),
+        }))
+    out = parts[0]
+    for p in parts[1:]:
+        out = out.unionByName(p)
+    return out
+
+
+def outside_blocks(ctx: CheckContext) -> DataFrame:
+    used = ctx.silver["silver_producer_ids_in_use"]
+    hw_row = ctx.silver["silver_producer_id_blocks"].agg(F.max("next_producer_id").alias("hw")).collect()[0]
+    if hw_row["hw"] is None:
+        return rows(used.limit(0), "PID_OUTSIDE_BLOCKS", {})
+    n = ctx.thresholds.evidence_max_items
+    out = used.filter(~F.col("in_block"))
+    g = out.groupBy("topic_id", "topic", "partition", "producer_id").agg(
+        F.sort_array(F.collect_set(F.concat(F.lit("broker "), F.col("broker_id").cast("string"), F.lit(" "),
+                                            F.col("entry_name")))).alias("where"),
+        F.sort_array(F.collect_set("source_file")).alias("files"),
+        F.max("last_timestamp").alias("last_timestamp"), F.min("last_timestamp").alias("first_timestamp"))
+    return rows(g, "PID_OUTSIDE_BLOCKS", {
+        "topic_name": F.col("topic"), "topic_id": F.col("topic_id"), "partition": F.col("partition"),
+        "since": F.col("first_timestamp"), "key_extra": F.format_string("pid=%d", F.col("producer_id")),
+        "details": details(producer_id=F.col("producer_id"), where=F.array_join(F.slice("where", 1, n), ", "),
+                           high_water=F.lit(hw_row["hw"])),
+        "evidence": evidence(producer_id=F.col("producer_id"), seen_in=F.slice("where", 1, n),
+                             files=F.slice("files", 1, n), allocation_high_water=F.lit(hw_row["hw"]),
+                             last_timestamp=iso(F.col("last_timestamp"))),
+    })
+
+
+def all_checks(ctx: CheckContext):
+    return [allocation_checks(ctx), outside_blocks(ctx)]

@@ -1,0 +1,107 @@
+"""Findings assembly: union every check's rows, keep one finding per replica dir (precedence), then add
+severity, message and remediation (from the catalogue's templates), the stable finding_id and run columns.
+
+finding_id = sha256(check_id | cluster_id | broker_id | log_dir | dir_name | topic_id | topic_name |
+partition | key_extra) with nulls as empty strings (docs/CONTRACTS.md), so it is stable across runs.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Iterable, Optional
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from jobs.tables.gold import FINDINGS
+
+from .catalogue import REPLICA_PRECEDENCE, Catalogue
+from .frames import conform, human_bytes, iso
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)?)\}")
+KEY_COLUMNS = ("cluster_id", "broker_id", "log_dir", "dir_name", "topic_id", "topic_name", "partition", "key_extra")
+
+
+def _placeholder(name: str) -> Column:
+    if name.startswith("details."):
+        return F.try_element_at(F.col("details"), F.lit(name.split(".", 1)[1]))
+    if name == "bytes_h":
+        return human_bytes(F.col("bytes"))
+    if name == "since":
+        return F.coalesce(iso(F.col("since")), F.lit("an unknown time"))
+    if name in ("broker_id", "log_dir", "dir_name", "topic_name", "topic_id", "partition", "bytes", "cluster_id"):
+        return F.col(name).cast("string")
+    raise ValueError(f"unknown placeholder {{{name}}} in a conf/checks.yaml template")
+
+
+def render(template: str) -> Column:
+    """A template with ``{placeholders}`` as a Spark string expression (unknown values print as '?')."""
+    pieces = []
+    pos = 0
+    for m in _PLACEHOLDER.finditer(template):
+        if m.start() > pos:
+            pieces.append(F.lit(template[pos:m.start()]))
+        pieces.append(F.coalesce(_placeholder(m.group(1)), F.lit("?")))
+        pos = m.end()
+    if pos < len(template):
+        pieces.append(F.lit(template[pos:]))
+    return F.concat(*pieces) if pieces else F.lit("")
+
+
+def _per_check(catalogue: Catalogue, attr: str) -> Column:
+    expr = None
+    for check_id, spec in catalogue.checks.items():
+        value = render(getattr(spec, attr))
+        expr = F.when(F.col("check_id") == check_id, value) if expr is None else expr.when(F.col("check_id") == check_id, value)
+    return expr
+
+
+def apply_precedence(findings: DataFrame) -> DataFrame:
+    """One finding per replica dir: the check earliest in REPLICA_PRECEDENCE wins."""
+    rank = F.lit(len(REPLICA_PRECEDENCE))
+    for i, check_id in enumerate(reversed(REPLICA_PRECEDENCE)):
+        rank = F.when(F.col("check_id") == check_id, F.lit(len(REPLICA_PRECEDENCE) - 1 - i)).otherwise(rank)
+    w = Window.partitionBy("replica_key").orderBy("_rank", "check_id")
+    ranked = findings.withColumn("_rank", rank).withColumn("_rn", F.row_number().over(w))
+    return ranked.filter(F.col("replica_key").isNull() | (F.col("_rn") == 1)).drop("_rank", "_rn")
+
+
+def finding_id(cols: Iterable[str] = KEY_COLUMNS) -> Column:
+    parts = [F.col("check_id")] + [F.coalesce(F.col(c).cast("string"), F.lit("")) for c in cols]
+    return F.sha2(F.concat_ws("|", *parts), 256)
+
+
+def assemble(parts: Iterable[DataFrame], catalogue: Catalogue, brokers: DataFrame, cluster_id: Optional[str],
+             capture_id: str, run_id: str, capture_time: datetime) -> DataFrame:
+    """The gold_findings rows of one run (status open, first_seen = last_seen = this capture)."""
+    parts = list(parts)
+    union = parts[0]
+    for p in parts[1:]:
+        union = union.unionByName(p)
+    kept = apply_precedence(union).withColumn("cluster_id", F.lit(cluster_id).cast("string"))
+    states = brokers.select(F.col("broker_id").alias("_b"), F.col("state").alias("broker_state"),
+                            F.col("captured").alias("_captured"))
+    kept = kept.join(states, F.col("broker_id") == F.col("_b"), "left").drop("_b")
+    severities = catalogue.severities()
+    severity = None
+    for check_id, sev in severities.items():
+        severity = (F.when(F.col("check_id") == check_id, F.lit(sev)) if severity is None
+                    else severity.when(F.col("check_id") == check_id, F.lit(sev)))
+    note = (F.when(F.col("broker_state").isin("fenced", "absent"),
+                   F.concat(F.lit(" Broker "), F.col("broker_id").cast("string"), F.lit(" is "),
+                            F.when(F.col("broker_state") == "fenced", F.lit("fenced"))
+                            .otherwise(F.lit("absent (not registered)")), F.lit(" at capture time.")))
+            .otherwise(F.lit("")))
+    ts = F.lit(capture_time).cast("timestamp")
+    out = (kept.withColumn("severity", F.coalesce(F.col("severity_override"), severity))
+           .withColumn("message", F.concat(_per_check(catalogue, "message"), note))
+           .withColumn("remediation", _per_check(catalogue, "remediation"))
+           .withColumn("finding_id", finding_id())
+           .withColumn("first_seen_capture", F.lit(capture_id)).withColumn("first_seen", ts)
+           .withColumn("last_seen_capture", F.lit(capture_id)).withColumn("last_seen", ts)
+           .withColumn("status", F.lit("open")).withColumn("resolved_at", F.lit(None).cast("timestamp"))
+           .withColumn("run_id", F.lit(run_id)))
+    # two rows with the same natural keys (e.g. one pid seen twice) are one finding
+    one = Window.partitionBy("finding_id").orderBy(F.col("bytes").desc_nulls_last())
+    out = out.withColumn("_rn", F.row_number().over(one)).filter("_rn = 1").drop("_rn")
+    return conform(out, FINDINGS)

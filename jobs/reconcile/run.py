@@ -1,0 +1,82 @@
+"""Entry point of the reconcile stage: bronze DataFrames in, silver tables and findings out.
+
+Pure DataFrame transforms (no table I/O) so tests and notebooks can call it on any bronze::
+
+    result = run_reconcile(spark, cfg, bronze, capture_id="c-1", run_id="r-1", capture_time=when)
+    result.findings.show()
+    write_gold(store, result, ...)   # jobs.reconcile.gold
+
+.. versionadded:: 0.1
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Dict, Mapping, Optional
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs.tables import bronze as bronze_tables
+from jobs.tables import silver as silver_tables
+
+from . import checks_deletes, checks_metadata, checks_producer_ids, checks_replicas
+from .catalogue import Catalogue, load_catalogue
+from .context import CheckContext
+from .findings import assemble
+from .frames import conform, conform_all
+from .silver_build import controller_view, silver_brokers, silver_producer_ids, silver_replicas
+
+
+@dataclass
+class ReconcileResult:
+    silver: Dict[str, DataFrame]   # silver table name -> DataFrame with the spec's columns
+    findings: DataFrame            # gold_findings columns, status open, first_seen = last_seen = capture
+    cluster_id: Optional[str]
+    mode: str                      # kraft, migration, zookeeper, none
+    catalogue: Catalogue
+
+
+def _with_run(df: DataFrame, capture_id: str, run_id: str, cluster_id: Optional[str]) -> DataFrame:
+    return (df.withColumn("capture_id", F.lit(capture_id)).withColumn("run_id", F.lit(run_id))
+            .withColumn("cluster_id", F.lit(cluster_id).cast("string")))
+
+
+def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFrame], capture_id: str, run_id: str,
+                  capture_time: datetime, catalogue: Optional[Catalogue] = None) -> ReconcileResult:
+    """Reconcile one capture.
+
+    :param cfg: the loaded configuration (``checks`` and ``reconcile`` sections from conf/checks.yaml).
+    :param bronze: bronze table name -> DataFrame; missing tables count as empty.
+    :param capture_time: when the capture was taken (ages of deletes are measured to it).
+    :return: silver DataFrames and the findings of this capture.
+    """
+    if capture_time.tzinfo is None:
+        capture_time = capture_time.replace(tzinfo=timezone.utc)
+    catalogue = catalogue or load_catalogue(cfg)
+    b = conform_all(spark, bronze, bronze_tables.TABLES)
+    b["bronze_metadata_records"] = b["bronze_metadata_records"].cache()
+    view = controller_view(spark, b, catalogue.thresholds)
+    cluster = view.cluster_id
+
+    specs = {t.name: t for t in silver_tables.TABLES}
+    brokers = silver_brokers(view, b["bronze_log_dirs"], capture_time).cache()
+    incarnations = view.incarnations.cache()
+    assignments = view.assignments.cache()
+    blocks = view.pid_blocks.cache()
+    silver = {
+        "silver_brokers": brokers,
+        "silver_topic_incarnations": incarnations,
+        "silver_partition_assignments": assignments,
+        "silver_producer_id_blocks": blocks,
+    }
+    replicas = silver_replicas(view, b["bronze_dir_entries"], brokers).cache()
+    in_use = silver_producer_ids(view, b["bronze_producer_states"], blocks)
+    silver["silver_replicas"] = replicas
+    silver["silver_producer_ids_in_use"] = in_use
+    ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas)
+    parts = (checks_replicas.all_checks(ctx) + checks_deletes.all_checks(ctx) + checks_producer_ids.all_checks(ctx)
+             + checks_metadata.all_checks(ctx))
+    findings = assemble(parts, catalogue, brokers, cluster, capture_id, run_id, capture_time)
+    out = {name: conform(_with_run(df, capture_id, run_id, cluster), specs[name]) for name, df in silver.items()}
+    return ReconcileResult(out, findings, cluster, view.mode, catalogue)

@@ -1,0 +1,157 @@
+"""``kafka-recon simulate``: write a simulated fleet capture with known problems and its ground truth.
+
+Run::
+
+    kafka-recon simulate --scenario demo --out /tmp/demo-capture
+    kafka-recon simulate --scenario healthy --out /tmp/big --brokers 50 --log-dirs 2 \\
+        --partitions-per-broker 8000 --metadata-records 1000000
+    kafka-recon simulate --list
+
+The same ``--seed`` gives the same bytes and mtimes (except the wall-clock ``finish_time``/``elapsed_ms`` in
+the trailer of ``--packed`` snapshots, which the collector records).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from typing import List, Optional
+
+from .clock import iso_utc
+from .scenarios import CATALOGUE, Scenario
+from .simulation import SimParams, Simulation
+from .writer import CaptureWriter
+
+WORK_DIR_NAME = ".kafka-recon-sim-work"
+
+
+class SimulateError(ValueError):
+    """Bad arguments (exit code 2)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kafka-recon simulate", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", help="scenario name (see --list)")
+    parser.add_argument("--out", help="capture folder to create (must be new or empty)")
+    parser.add_argument("--seed", type=int, default=42, help="random seed (default 42); same seed, same bytes")
+    parser.add_argument("--brokers", type=int, help="number of brokers (at least the scenario's minimum)")
+    parser.add_argument("--log-dirs", type=int, help="log dirs per broker (JBOD when > 1)")
+    parser.add_argument("--partitions-per-broker", type=int,
+                        help="healthy background replicas per broker (scale); 0 for none")
+    parser.add_argument("--metadata-records", type=int,
+                        help="pad the metadata log with NoOp records and ISR flaps to about this many records")
+    parser.add_argument("--packed", action="store_true",
+                        help="write one collector pack per broker (*.jsonl.gz) instead of the raw log-dir trees")
+    parser.add_argument("--force", action="store_true", help="replace an existing simulator capture in --out")
+    parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    return parser
+
+
+def _check_out(out: str, force: bool) -> None:
+    if not os.path.exists(out):
+        return
+    if not os.path.isdir(out):
+        raise SimulateError(f"--out {out!r} exists and is not a directory")
+    entries = os.listdir(out)
+    if not entries:
+        return
+    marker = os.path.join(out, "capture.json")
+    ours = False
+    if os.path.isfile(marker):
+        try:
+            with open(marker, encoding="utf-8") as f:
+                ours = json.load(f).get("format") == "kafka-recon-capture"
+        except (OSError, ValueError):
+            ours = False
+    if not (force and ours):
+        raise SimulateError(f"--out {out!r} is not empty" + ("" if ours else " (and holds no simulator capture)")
+                            + ("; use --force to replace a previous simulator capture" if ours else ""))
+    shutil.rmtree(out)
+
+
+def _check_params(params: SimParams) -> None:
+    for name in ("brokers", "log_dirs"):
+        value = getattr(params, name)
+        if value is not None and value < 1:
+            raise SimulateError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    for name in ("partitions_per_broker", "metadata_records"):
+        value = getattr(params, name)
+        if value is not None and value < 0:
+            raise SimulateError(f"--{name.replace('_', '-')} must be >= 0, got {value}")
+    if params.brokers is not None and params.brokers > 10_000:
+        raise SimulateError(f"--brokers {params.brokers} is more than this simulator supports (10000)")
+
+
+def run(scenario_name: str, out: str, params: SimParams, force: bool = False) -> dict:
+    """Simulate ``scenario_name`` and write the capture to ``out``; returns a summary dict."""
+    if scenario_name not in CATALOGUE:
+        raise SimulateError(f"unknown scenario {scenario_name!r}; known: {', '.join(CATALOGUE)}")
+    _check_params(params)
+    _check_out(out, force)
+    spec: Scenario = CATALOGUE[scenario_name]
+    started = time.monotonic()
+    os.makedirs(out, exist_ok=True)
+    work = os.path.join(out, WORK_DIR_NAME)
+    try:
+        sim = Simulation(spec.name, params, spec.layout, work, spec.mode, spec.version, spec.age_days)
+        sim.metadata_segment_ms = spec.metadata_segment_ms
+        spec.build(sim)
+        sim.finish()
+        writer = CaptureWriter(sim, out)
+        stats = writer.write()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if params.packed:
+        stats["packs"] = pack_brokers(sim, out)
+    stats.update({"scenario": spec.name, "out": out, "seed": params.seed, "brokers": len(sim.broker_ids),
+                  "metadata_records": sim.log.record_count if sim.log else 0,
+                  "expected_findings": len(sim.expected), "seconds": round(time.monotonic() - started, 2)})
+    return stats
+
+
+def pack_brokers(sim: Simulation, out: str) -> List[str]:
+    """Replace each broker's raw tree by one collector pack (metadata log embedded), then drop the tree."""
+    from udfs import collector
+
+    written = []
+    options = collector.CollectOptions(include_metadata_log=True)
+    for broker_id, broker in sorted(sim.fleet.brokers.items()):
+        tree = os.path.join(out, f"broker-{broker_id}")
+        if not os.path.isdir(tree):
+            continue
+        log_dirs = [os.path.join(tree, d.name) for d in broker.log_dirs]
+        path = os.path.join(out, f"broker-{broker_id}.jsonl.gz")
+        collector.collect(log_dirs, path, options, capture_time=iso_utc(sim.capture_ms), host=broker.host)
+        os.utime(path, ns=(sim.capture_ms * 1_000_000,) * 2)
+        shutil.rmtree(tree)
+        written.append(os.path.basename(path))
+    return written
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.list:
+        width = max(len(n) for n in CATALOGUE)
+        for name, spec in CATALOGUE.items():
+            print(f"{name:<{width}}  {spec.summary}")
+        return 0
+    if not args.scenario or not args.out:
+        print("kafka-recon simulate: --scenario and --out are required (or --list)", file=sys.stderr)
+        return 2
+    params = SimParams(args.seed, args.brokers, args.log_dirs, args.partitions_per_broker, args.metadata_records,
+                       args.packed)
+    try:
+        summary = run(args.scenario, args.out, params, args.force)
+    except SimulateError as exc:
+        print(f"kafka-recon simulate: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
