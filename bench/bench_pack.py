@@ -66,32 +66,32 @@ def main() -> None:
     tree = os.path.join(args.work, "tree-%d-%d" % (args.replicas, args.log_dirs))
     t0 = time.perf_counter()
     dirs = build_tree(tree, args.replicas, args.log_dirs)
-    print("tree: %d replica dirs in %d log dirs (%s, %.1f s to build or reuse)"
-          % (args.replicas, args.log_dirs, tree, time.perf_counter() - t0))
+    print("tree: %d replica dirs in %d log dirs (%s, %.1f s to build or reuse); load average %.1f on %d cpus"
+          % (args.replicas, args.log_dirs, tree, time.perf_counter() - t0, os.getloadavg()[0], os.cpu_count()))
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     walked = sum(1 for _ in walk_log_dirs(dirs, CollectOptions()))
-    walk_s = time.perf_counter() - t0
-    print("raw walk (walk_log_dirs):  %8d entries  %6.2f s  %9.0f entries/s  max RSS %.0f MiB"
-          % (walked, walk_s, walked / walk_s, max_rss_mib()))
+    walk_s, walk_cpu = time.perf_counter() - t0, time.process_time() - c0
+    print("raw walk (walk_log_dirs): %d entries  wall %.2f s  cpu %.2f s  (%.0f entries per cpu-s)  max RSS %.0f MiB"
+          % (walked, walk_s, walk_cpu, walked / walk_cpu, max_rss_mib()))
 
     for level in [int(x) for x in args.levels.split(",")]:
         out = os.path.join(args.work, "pack-%d-%d-l%d.jsonl.gz" % (args.replicas, args.log_dirs, level))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with open(out, "wb") as f:
             trailer = write_pack(f, dirs, compress_level=level)
-        pack_s = time.perf_counter() - t0
+        pack_s, pack_cpu = time.perf_counter() - t0, time.process_time() - c0
         size = os.path.getsize(out)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         reader = read_pack(out)
         read = sum(1 for _ in reader)
-        read_s = time.perf_counter() - t0
+        read_s, read_cpu = time.perf_counter() - t0, time.process_time() - c0
         if not reader.complete or read != trailer["entries"]:
             raise SystemExit("pack did not read back complete: %s" % (reader.errors,))
-        print("level %d: pack %6.2f s (%9.0f entries/s)  %6.1f MiB (%5.1f B/entry)  read %6.2f s (%9.0f entries/s)"
-              "  max RSS %.0f MiB"
-              % (level, pack_s, trailer["entries"] / pack_s, size / 2**20, size / trailer["entries"], read_s,
-                 read / read_s, max_rss_mib()))
+        print("gzip level %d: pack wall %.2f s cpu %.2f s (%.0f entries per cpu-s), %.1f MiB (%.1f B/entry); "
+              "read wall %.2f s cpu %.2f s (%.0f entries per cpu-s); max RSS %.0f MiB"
+              % (level, pack_s, pack_cpu, trailer["entries"] / pack_cpu, size / 2**20, size / trailer["entries"],
+                 read_s, read_cpu, read / read_cpu, max_rss_mib()))
 
 
 if __name__ == "__main__":

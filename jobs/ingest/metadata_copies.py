@@ -33,13 +33,14 @@ def _same_entry(epoch_a: str, hash_a: str, epoch_b: str, hash_b: str):
 
 
 def _summaries(records: DataFrame, copy_facts: DataFrame, log: DataFrame) -> List[dict]:
-    votes = log.groupBy("offset", "leader_epoch", "record_hash").agg(F.count("*").alias("n"))
+    known = log.where(F.col("known"))
+    votes = known.groupBy("offset", "leader_epoch", "record_hash").agg(F.count("*").alias("n"))
     by_offset = Window.partitionBy("offset").orderBy(F.col("leader_epoch").desc_nulls_last(), F.col("n").desc(),
                                                      F.col("record_hash"))
     winners = (votes.withColumn("rank", F.row_number().over(by_offset)).where("rank = 1")
                .select("offset", F.col("leader_epoch").alias("w_epoch"), F.col("record_hash").alias("w_hash")))
-    offsets = (log.join(winners, "offset")
-               .withColumn("bad", ~_same_entry("leader_epoch", "record_hash", "w_epoch", "w_hash"))
+    offsets = (log.join(winners, "offset", "left")
+               .withColumn("bad", F.col("known") & ~_same_entry("leader_epoch", "record_hash", "w_epoch", "w_hash"))
                .groupBy("copy_id", "offset").agg(F.max("bad").alias("bad")))
     in_copy = Window.partitionBy("copy_id").orderBy("offset")
     per_copy = (offsets.withColumn("next_offset", F.lead("offset").over(in_copy))
@@ -92,7 +93,11 @@ def compute_copies(records: DataFrame, copy_facts: DataFrame) -> Tuple[DataFrame
     :param copy_facts: one row per copy known to exist even without records: copy_id, source_broker_id, log_dir.
     """
     spark = records.sparkSession
-    log = (records.where(F.col("section") == "log").select("copy_id", "offset", "leader_epoch", "record_hash")
+    # A control record printed as an empty line (kafka-dump-log --skip-record-metadata) has no type: it
+    # counts for a copy's extent but takes no part in comparing copies.
+    log = (records.where(F.col("section") == "log")
+           .select("copy_id", "offset", "leader_epoch", "record_hash",
+                   (~(F.col("is_control") & F.col("record_type").isNull())).alias("known"))
            .dropDuplicates())
     copies = _summaries(records, copy_facts, log)
     auth = _pick_authoritative(copies)
@@ -100,10 +105,11 @@ def compute_copies(records: DataFrame, copy_facts: DataFrame) -> Tuple[DataFrame
     sequence_snapshot = None
     if auth is not None:
         auth_id = auth["copy_id"]
-        auth_log = log.where(F.col("copy_id") == auth_id).select(
+        known = log.where(F.col("known"))
+        auth_log = known.where(F.col("copy_id") == auth_id).select(
             "offset", F.col("leader_epoch").alias("a_epoch"), F.col("record_hash").alias("a_hash"))
         diverges = {r["copy_id"]: r["at"] for r in
-                    log.join(auth_log, "offset").where(~_same_entry("leader_epoch", "record_hash", "a_epoch", "a_hash"))
+                    known.join(auth_log, "offset").where(~_same_entry("leader_epoch", "record_hash", "a_epoch", "a_hash"))
                     .groupBy("copy_id").agg(F.min("offset").alias("at")).collect()}
         ends = [r[0] for r in records.where((F.col("copy_id") == auth_id) & (F.col("section") == "snapshot"))
                 .select("snapshot_end_offset").distinct().collect() if r[0] is not None]

@@ -9,6 +9,7 @@ replicas are streamed by the writer.
 """
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple, Union
@@ -223,10 +224,8 @@ class Fleet:
 
 
 def default_bytes_per_day(rng: random.Random) -> int:
-    """A scenario topic's write rate per partition (bytes/day): 20 MiB .. 4 GiB, log-uniform."""
-    import math
-
-    return int(math.exp(rng.uniform(math.log(20 << 20), math.log(4 << 30))))
+    """A scenario topic's write rate per partition (bytes/day): 10 MiB .. 512 MiB, log-uniform."""
+    return int(math.exp(rng.uniform(math.log(10 << 20), math.log(512 << 20))))
 
 
 def replica_size(replica: Replica, capture_ms: int, retention_ms: int = 7 * DAY) -> Tuple[int, int, int]:

@@ -5,22 +5,20 @@ import pytest
 
 from jobs.ingest.metadata_copies import compute_copies
 
-COLS = ["copy_id", "source_broker_id", "source_file", "source_kind", "section", "snapshot_end_offset", "offset",
-        "leader_epoch", "record_hash", "in_authoritative_sequence"]
-
-
 def _log(copy, broker, entries, kind="segment", file="f.log"):
-    return [(copy, broker, file, kind, "log", None, off, epoch, h, None) for off, epoch, h in entries]
+    return [(copy, broker, file, kind, "log", None, off, epoch, h, False, "X", None) for off, epoch, h in entries]
 
 
 def _snap(copy, broker, end, hashes):
-    return [(copy, broker, f"{end}.checkpoint", "snapshot", "snapshot", end, i, 1, h, None) for i, h in enumerate(hashes)]
+    return [(copy, broker, f"{end}.checkpoint", "snapshot", "snapshot", end, i, 1, h, False, "X", None)
+            for i, h in enumerate(hashes)]
 
 
 def _run(spark, rows, facts):
     records = spark.createDataFrame(rows, "copy_id string, source_broker_id int, source_file string, "
                                     "source_kind string, section string, snapshot_end_offset long, offset long, "
-                                    "leader_epoch int, record_hash string, in_authoritative_sequence boolean")
+                                    "leader_epoch int, record_hash string, is_control boolean, record_type string, "
+                                    "in_authoritative_sequence boolean")
     copy_facts = spark.createDataFrame(facts, "copy_id string, source_broker_id int, log_dir string")
     copies, flagged = compute_copies(records, copy_facts)
     by_id = {r["copy_id"]: r.asDict() for r in copies.collect()}
@@ -69,6 +67,8 @@ def test_duplicate_files_in_one_copy_flag_each_offset_once(spark):
     entries = [(0, 1, "h0"), (1, 1, "h1")]
     rows = _log("d", None, entries, kind="dump_log_text", file="a.txt") + _log("d", None, entries, kind="dump_log_text",
                                                                                 file="b.txt")
+    # the --skip-record-metadata form prints control records as empty lines: no type, never a divergence
+    rows.append(("d", None, "c.txt", "dump_log_text", "log", None, 0, 1, "untyped", True, None, None))
     copies, seq, _ = _run(spark, rows, [])
     assert copies["d"]["records"] == 2 and copies["d"]["is_authoritative"]
     assert copies["d"]["source_kind"] == "dump_log_text"

@@ -1,0 +1,119 @@
+"""The nightly pipeline as one function: ingest -> reconcile -> data quality -> report.
+
+``jobs/nightly.py`` parses the command line and maps the outcome to an exit code; this module only wires
+the stages (each stage's logic lives in its own package) and keeps the per-stage timings.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from pyspark.sql import functions as F
+
+from jobs.stage_log import StageTimer
+
+SILVER_AND_GOLD_SLICE = "capture_id"
+
+
+@dataclass
+class PipelineResult:
+    run_id: str
+    capture_id: str
+    capture_time: datetime
+    counts_by_severity: Dict[str, int]
+    report_html: Optional[str]
+    summary: dict = field(default_factory=dict)
+    stage_seconds: Dict[str, float] = field(default_factory=dict)
+
+
+def derive_capture_id(captures: Sequence[str], capture_time: Optional[datetime]) -> str:
+    """Stable for a re-run of the same capture (same roots, same time): re-ingesting replaces its slice."""
+    roots = "|".join(sorted(c.rstrip("/") for c in captures))
+    when = capture_time.astimezone(timezone.utc).isoformat() if capture_time else ""
+    digest = hashlib.sha256(f"{roots}#{when}".encode()).hexdigest()[:16]
+    return f"cap-{digest}"
+
+
+def _kill_point(name: str) -> None:
+    """Test hook for crash-safety tests: ``KAFKA_RECON_TEST_KILL_AT=<point>`` SIGKILLs the process there."""
+    import os
+    import signal
+
+    if os.environ.get("KAFKA_RECON_TEST_KILL_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[datetime], run_id: str,
+                 fail_on: str, run_quality: bool = True, timer: Optional[StageTimer] = None,
+                 spark=None) -> PipelineResult:
+    from jobs.ingest.stage import run_ingest
+    from jobs.reconcile.gold import run_summary_row, write_findings
+    from jobs.reconcile.run import run_reconcile
+    from jobs.report.writer import write_reports
+    from jobs.spark_session import get_spark
+    from jobs.tables.delta_store import DeltaStore
+    from jobs.tables.registry import spec
+
+    timer = timer or StageTimer()
+    started_at = datetime.now(timezone.utc)
+    spark = spark or get_spark(cfg)
+    store = DeltaStore.from_config(spark, cfg)
+    capture_id = derive_capture_id(captures, capture_time)
+    out = Path(out_dir)
+
+    with timer.stage("ingest") as st:
+        ingest = run_ingest(spark, cfg, store, captures, capture_id, run_id, capture_time)
+        files = ingest.files_summary()
+        st.rows = files["seen"]
+    _kill_point("after_ingest")
+    when = ingest.capture_time or capture_time or started_at
+
+    with timer.stage("reconcile") as st:
+        bronze = {name: store.read(name).where(F.col("capture_id") == capture_id) for name in ingest.tables}
+        result = run_reconcile(spark, cfg, bronze, capture_id, run_id, when)
+        for name, df in result.silver.items():
+            store.replace_slice(name, df, slice={"capture_id": capture_id})
+        _kill_point("before_findings_merge")
+        merged = write_findings(store, result.findings, capture_id=capture_id, capture_time=when, run_id=run_id,
+                                cluster_id=result.cluster_id)
+        st.rows = merged.get("open", 0)
+    ingest.release()
+
+    dq = None
+    if run_quality:
+        with timer.stage("quality") as st:
+            from jobs.quality.runner import dq_results_frame
+            from jobs.quality.runner import run_quality as gx_run
+
+            tables = {name: store.read(name).where(F.col("capture_id") == capture_id)
+                      for name in (*ingest.tables, *result.silver)}
+            tables["gold_findings"] = store.read("gold_findings").where(F.col("last_seen_capture") == capture_id)
+            dq = gx_run(spark, cfg, tables, run_id, capture_id, docs_dir=out / "dq")
+            store.replace_slice("gold_dq_results", dq_results_frame(spark, dq.rows), slice={"run_id": run_id})
+            st.rows = len(dq.rows)
+
+    findings = store.read("gold_findings")
+    summary_row = run_summary_row(findings, run_id=run_id, capture_id=capture_id, cluster_id=result.cluster_id,
+                                  capture_time=when, started_at=started_at, files=files,
+                                  stage_seconds=timer.seconds, merged=merged,
+                                  bronze=bronze)
+    store.replace_slice("gold_run_summary",
+                        spark.createDataFrame([tuple(summary_row.get(c) for c in spec("gold_run_summary").column_names)],
+                                              spec("gold_run_summary").spark_schema()),
+                        slice={"run_id": run_id})
+
+    with timer.stage("report"):
+        _kill_point("during_report")
+        paths = write_reports(spark, cfg, out, findings.where(F.col("cluster_id").eqNullSafe(result.cluster_id)),
+                              {**summary_row, "stage_seconds_json": json.dumps(timer.seconds), "fail_on": fail_on},
+                              history_df=store.read("gold_run_summary"),
+                              pid_blocks_df=store.read("silver_producer_id_blocks")
+                              .where(F.col("capture_id") == capture_id),
+                              dq_summary=dq.summary if dq else None, fail_on=fail_on)
+    return PipelineResult(run_id=run_id, capture_id=capture_id, capture_time=when,
+                          counts_by_severity=paths.counts_by_severity, report_html=str(paths.report_html),
+                          summary=paths.summary, stage_seconds=dict(timer.seconds))
