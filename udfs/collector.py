@@ -107,6 +107,10 @@ from typing import Any, BinaryIO, Dict, Iterable, Iterator, List, NamedTuple, Op
 COLLECTOR_VERSION = "1.0.0"
 FORMAT_NAME = "kafka-recon-pack"
 FORMAT_VERSION = 1
+# File names a pack is written under (``collect`` auto-names ``*.jsonl.gz``; a gunzipped pack is ``*.jsonl``).
+# Other JSON-lines files share these suffixes: a discoverer tries ``read_pack`` and treats ``bad_header`` as
+# "not a pack".
+PACK_SUFFIXES = (".jsonl.gz", ".jsonl")
 
 KIND_DIR, KIND_FILE, KIND_SYMLINK, KIND_OTHER = "dir", "file", "symlink", "other"
 ENTRY_KINDS = frozenset({KIND_DIR, KIND_FILE, KIND_SYMLINK, KIND_OTHER})

@@ -272,18 +272,22 @@ def _fixed_run_step(fields: list[FieldSpec]) -> Step:
     """Consecutive fixed-width fields read with one ``struct.unpack_from`` (fewer calls per record)."""
     layout = struct.Struct(">" + "".join(_FIXED_FORMATS[f.type] for f in fields))
     unpack_from, size = layout.unpack_from, layout.size
-    plan = tuple((f.json_name, _FIXED_CONVERT.get(f.type)) for f in fields)
-    names = ", ".join(f.json_name for f in fields)
+    names = tuple(f.json_name for f in fields)
+    converts = tuple((i, _FIXED_CONVERT[f.type]) for i, f in enumerate(fields) if f.type in _FIXED_CONVERT)
+    what = ", ".join(names)
 
     def read_run(buf, pos, out):
         try:
             values = unpack_from(buf, pos)
         except struct.error:
             raise CorruptInput("length_out_of_buffer",
-                               f"Error reading {names}: needed {size} byte(s) but only "
+                               f"Error reading {what}: needed {size} byte(s) but only "
                                f"{max(0, len(buf) - pos)} available", pos) from None
-        for (name, convert), value in zip(plan, values, strict=True):
-            out[name] = convert(value) if convert else value
+        if converts:
+            values = list(values)
+            for i, convert in converts:
+                values[i] = convert(values[i])
+        out.update(zip(names, values))
         return pos + size
 
     return read_run
@@ -295,6 +299,35 @@ def _field_step(name: str, reader: ValueReader) -> Step:
         return pos
 
     return read_field
+
+
+def _fixed_array_step(name: str, type_name: str, flexible: bool, nullable: bool) -> Step:
+    """Like ``_field_step(name, _fixed_array_reader(...))`` without the extra call and tuple per field:
+    arrays are four to six of a PartitionRecord's fields (timeit: -0.3 us per record)."""
+    if not flexible:
+        return _field_step(name, _fixed_array_reader(type_name, flexible, nullable, name))
+    code = _FIXED_FORMATS[type_name]
+    width = struct.calcsize(">" + code)
+    convert = _FIXED_CONVERT.get(type_name)
+    slow = _fixed_array_reader(type_name, flexible, nullable, name)
+    layouts = _ARRAY_LAYOUTS
+
+    def read_array_field(buf, pos, out):
+        if pos < len(buf):
+            b = buf[pos]
+            if 0 < b < 0x80:  # one-byte count, not null
+                count = b - 1
+                body = pos + 1
+                end = body + count * width
+                if end <= len(buf):
+                    layout = layouts.get((code, count)) or _array_layout(code, count)
+                    values = layout.unpack_from(buf, body)
+                    out[name] = [convert(v) for v in values] if convert else list(values)
+                    return end
+        out[name], pos = slow(buf, pos)
+        return pos
+
+    return read_array_field
 
 
 class _Tagged:
@@ -339,7 +372,11 @@ def _struct_reader(fields: tuple[FieldSpec, ...], version: int, flexible: bool) 
         if run:
             steps.append(_fixed_run_step(run))
             run = []
-        steps.append(_field_step(f.json_name, _value_reader(f, version, flexible)))
+        if f.is_array and f.element_type in _FIXED_FORMATS:
+            steps.append(_fixed_array_step(f.json_name, f.element_type, _is_flexible_field(f, version, flexible),
+                                           f.nullable_versions.contains(version)))
+        else:
+            steps.append(_field_step(f.json_name, _value_reader(f, version, flexible)))
     if run:
         steps.append(_fixed_run_step(run))
     steps_t = tuple(steps)
@@ -375,8 +412,13 @@ def _struct_reader(fields: tuple[FieldSpec, ...], version: int, flexible: bool) 
         last_index = -1
         for _ in range(count):
             tag_pos = pos
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
+            # tag and size are nearly always one byte each
+            if pos + 1 < len(buf) and buf[pos] < 0x80 and buf[pos + 1] < 0x80:
+                tag, size = buf[pos], buf[pos + 1]
+                pos += 2
+            else:
+                tag, pos = read_uvarint(buf, pos)
+                size, pos = read_uvarint(buf, pos)
             known = tags.get(tag)
             if known is None:
                 raw, pos = wire.read_raw(buf, pos, wire.as_int32(size), "unknown tagged field")

@@ -148,11 +148,17 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
     def part(name: str) -> DataFrame:
         return tagged.where(F.col("table") == name).select(f"`{name}`.*")
 
-    facts = [r.asDict() for r in part(tagged_rows.FACTS.name).collect()]
+    # one job decodes everything (persisted) and brings back the small driver-side facts
+    facts_name, log_dirs_name = tagged_rows.FACTS.name, bronze.LOG_DIRS.name
+    small = tagged.where(F.col("table").isin(facts_name, log_dirs_name)).select(
+        "table", F.col(facts_name), F.struct(*[F.col(f"{log_dirs_name}.{c}").alias(c)
+                                               for c in ("log_dir", "broker_id", "cluster_id", "directory_id")]
+                                             ).alias("identity")).collect()
+    facts = [r[facts_name].asDict() for r in small if r["table"] == facts_name]
+    identity_rows = [r["identity"] for r in small if r["table"] == log_dirs_name]
     resolved_time, time_source = _resolve_capture_time(capture_time, facts)
 
-    log_dirs = part(bronze.LOG_DIRS.name)
-    identity_rows = log_dirs.select("log_dir", "broker_id", "cluster_id", "directory_id").collect()
+    log_dirs = part(log_dirs_name)
     identity = spark.createDataFrame([tuple(r) for r in identity_rows],
                                      "log_dir string, broker_id int, cluster_id string, directory_id string")
     by_log_dir = {r["log_dir"]: r for r in identity_rows}

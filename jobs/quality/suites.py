@@ -240,8 +240,9 @@ def _gold_rules(check_ids: Sequence[str]) -> Dict[str, List[Rule]]:
                      "status:open_not_resolved", "an open finding has no resolution time"),
             _no_rows("status = 'open' AND (remediation IS NULL OR remediation = '')", ("status", "remediation"),
                      "remediation:open_has_action", "an open finding says what to do"),
-            _no_rows("status = 'resolved' AND resolved_at < first_seen", ("resolved_at", "first_seen"),
-                     "resolved_at:after_first_seen", "a finding is resolved after it was first seen"),
+            _no_rows("status = 'resolved' AND (resolved_at < first_seen OR resolved_at <= last_seen)",
+                     ("resolved_at", "first_seen", "last_seen"), "resolved_at:after_last_seen",
+                     "a finding is resolved after it was last seen"),
         ],
         "gold_run_summary": [
             _unique(("run_id",), "one row per run"),

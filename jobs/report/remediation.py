@@ -100,7 +100,9 @@ def quarantine_root(log_dir: str, settings: ReportSettings, capture_tag: str) ->
 
 
 def _safe_tag(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)[:80] or "capture"
+    """A folder name from a capture id: [A-Za-z0-9._-] only, never starting with a dot (no ``..``)."""
+    tag = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in text)[:80].lstrip(".")
+    return tag or "capture"
 
 
 def build_plan(rows: Iterable[Dict[str, Any]], settings: ReportSettings, capture_tag: str) -> List[BrokerPlan]:

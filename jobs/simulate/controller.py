@@ -31,7 +31,6 @@ from .image import (
     PartitionState,
     Record,
     TopicState,
-    uid,
 )
 from .metalog import MetadataLog
 
@@ -210,10 +209,10 @@ class KraftController:
     # ---- topics ----
 
     def _change_record(self, topic_id: bytes, pid: int, change: dict) -> Record:
-        data: dict = {"partitionId": pid, "topicId": uid(topic_id)}
+        data: dict = {"partitionId": pid, "topicId": topic_id}
         data.update(change)
         if "directories" in data:
-            data["directories"] = [uid(d) if isinstance(d, bytes) else d for d in data["directories"]]
+            data["directories"] = list(data["directories"])
         return ("PartitionChangeRecord", self.image.partition_record_version(), data)
 
     def default_dir(self, broker_id: int) -> bytes:
@@ -243,7 +242,7 @@ class KraftController:
         assignment = replicas if replicas is not None else self.place(partitions, rf)
         topic = TopicState(name, topic_id or kafka_uuid.random_uuid(self.rng), configs=dict(configs or {}),
                            created_ms=self.now)
-        records: List[Record] = [("TopicRecord", 0, {"name": name, "topicId": uid(topic.topic_id)})]
+        records: List[Record] = [("TopicRecord", 0, {"name": name, "topicId": topic.topic_id})]
         for key, value in sorted(topic.configs.items()):
             records.append(("ConfigRecord", 0, {"resourceType": 2, "resourceName": name, "name": key, "value": value}))
         deltas: List[Delta] = []
@@ -280,14 +279,14 @@ class KraftController:
     def delete_topic(self, name: str) -> List[Delta]:
         topic_id = self.image.ids_by_name.pop(name)
         topic = self.image.topics.pop(topic_id)
-        offset = self._append([("RemoveTopicRecord", 0, {"topicId": uid(topic_id)})])
+        offset = self._append([("RemoveTopicRecord", 0, {"topicId": topic_id})])
         self.removed[topic_id] = (name, offset, self.log.last_ts)
         return [Delta("remove_topic", name, topic_id, pid, b) for pid, part in topic.partitions.items()
                 for b in part.replicas]
 
     def remove_unknown_topic_id(self, topic_id: bytes) -> int:
         """A RemoveTopicRecord for an id that was never created (a diverged/corrupted history)."""
-        offset = self._append([("RemoveTopicRecord", 0, {"topicId": uid(topic_id)})])
+        offset = self._append([("RemoveTopicRecord", 0, {"topicId": topic_id})])
         self.removed[topic_id] = ("", offset, self.log.last_ts)
         return offset
 
@@ -403,7 +402,7 @@ class KraftController:
         for topic, p, flat in bg.partitions():
             if topic is not current:
                 current = topic
-                yield ("TopicRecord", 0, {"name": topic.name, "topicId": uid(topic.topic_id)})
+                yield ("TopicRecord", 0, {"name": topic.name, "topicId": topic.topic_id})
             part = bg.state(topic, p, image.uses_directories, upto, flat)
             yield image.partition_record(TopicState(topic.name, topic.topic_id), p, part)
 
@@ -417,7 +416,7 @@ class KraftController:
             return
         uses_dirs = self.image.uses_directories
         for topic in bg.topics():
-            records: List[Record] = [("TopicRecord", 0, {"name": topic.name, "topicId": uid(topic.topic_id)})]
+            records: List[Record] = [("TopicRecord", 0, {"name": topic.name, "topicId": topic.topic_id})]
             assign: List[Record] = []
             state = TopicState(topic.name, topic.topic_id)
             for p in range(topic.partitions):

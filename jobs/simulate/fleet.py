@@ -202,6 +202,13 @@ class Fleet:
                             and entry.delete_due_ms <= now:
                         del log_dir.entries[name]
 
+    def next_delete_due(self) -> Optional[int]:
+        """When the next ``-delete`` dir of a running broker comes due (None if none will)."""
+        due = [e.delete_due_ms for b in self.brokers.values() if b.running and b.broker_id not in self.broken_delete
+               for d in b.log_dirs for e in d.entries.values()
+               if isinstance(e, Replica) and e.kind == "delete" and e.delete_due_ms is not None]
+        return min(due) if due else None
+
     def stop(self, broker: Broker, now: int, clean: bool = True) -> None:
         broker.running = False
         broker.down_since_ms = now

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from udfs import kafka_uuid
 
-Record = Tuple[str, int, dict]  # (Kafka record type name, record version, data dict with Kafka's JSON keys)
+Record = Tuple[str, int, dict]  # (record type, version, data with Kafka's JSON keys; uuids as 16 raw bytes)
 
 # server-common/.../MetadataVersion.java feature levels of the releases we simulate
 METADATA_VERSION_LEVEL = {(3, 4): 8, (3, 5): 11, (3, 6): 14, (3, 7): 19, (3, 8): 20, (3, 9): 21}
 DIRECTORY_ASSIGNMENT_LEVEL = 17  # 3.7-IV2: PartitionRecord v1 (Directories), RegisterBrokerRecord v3
+KRAFT_VERSION_FEATURE_LEVEL = 21  # brokers advertise kraft.version from 3.9 (KIP-853)
 
 MIGRATING_DIR = kafka_uuid.ZERO  # DirectoryId.MIGRATING
 UNASSIGNED_DIR = kafka_uuid.ONE  # DirectoryId.UNASSIGNED
@@ -105,11 +106,11 @@ class KraftImage:
         data = {
             "brokerId": reg.broker_id,
             "isMigratingZkBroker": reg.migrating_zk_broker,
-            "incarnationId": uid(reg.incarnation_id),
+            "incarnationId": reg.incarnation_id,
             "brokerEpoch": reg.epoch,
             "endPoints": [{"name": "PLAINTEXT", "host": reg.host, "port": reg.port, "securityProtocol": 0}],
-            "features": [
-                {"name": "kraft.version", "minSupportedVersion": 0, "maxSupportedVersion": 1},
+            "features": ([{"name": "kraft.version", "minSupportedVersion": 0, "maxSupportedVersion": 1}]
+                         if self.metadata_version >= KRAFT_VERSION_FEATURE_LEVEL else []) + [
                 {"name": "metadata.version", "minSupportedVersion": 1, "maxSupportedVersion": self.metadata_version},
             ],
             "rack": reg.rack,
@@ -117,7 +118,7 @@ class KraftImage:
             "inControlledShutdown": reg.in_controlled_shutdown,
         }
         if version >= 3:
-            data["logDirs"] = [uid(d) for d in reg.log_dirs]
+            data["logDirs"] = list(reg.log_dirs)
         if version < 2:
             del data["isMigratingZkBroker"]
         return ("RegisterBrokerRecord", version, data)
@@ -125,7 +126,7 @@ class KraftImage:
     def partition_record(self, topic: TopicState, pid: int, part: PartitionState) -> Record:
         data = {
             "partitionId": pid,
-            "topicId": uid(topic.topic_id),
+            "topicId": topic.topic_id,
             "replicas": list(part.replicas),
             "isr": list(part.isr),
             "removingReplicas": list(part.removing),
@@ -136,11 +137,11 @@ class KraftImage:
         }
         version = self.partition_record_version()
         if version >= 1:
-            data["directories"] = [uid(d) for d in part.directories]
+            data["directories"] = list(part.directories)
         return ("PartitionRecord", version, data)
 
     def topic_records(self, topic: TopicState) -> Iterator[Record]:
-        yield ("TopicRecord", 0, {"name": topic.name, "topicId": uid(topic.topic_id)})
+        yield ("TopicRecord", 0, {"name": topic.name, "topicId": topic.topic_id})
         for pid in sorted(topic.partitions):
             yield self.partition_record(topic, pid, topic.partitions[pid])
 
@@ -156,7 +157,7 @@ class KraftImage:
             for name, value in sorted(topic.configs.items()):
                 yield ("ConfigRecord", 0, {"resourceType": 2, "resourceName": topic.name, "name": name, "value": value})
 
-    def snapshot_records(self, extra_topics: Iterator[Record] = iter(())) -> Iterator[Record]:
+    def snapshot_records(self, extra_topics: Iterable[Record] = ()) -> Iterator[Record]:
         """The image as ``MetadataImage.write`` lays it out in a snapshot; ``extra_topics`` adds background topics."""
         yield from self.feature_records()
         for broker_id in sorted(self.brokers):

@@ -384,15 +384,15 @@ def hostile(sim: Simulation) -> None:
         safe_name = name.replace("/", "\u2215")  # a real file name cannot hold '/': the look-alike keeps the intent
         content = b"<script>alert('content')</script>\n" if not is_dir else b""
         log_dir = add_entry(sim, broker, safe_name, is_dir, content,
-                            {"<b>inner</b>.txt": b"</td></tr><script>alert(3)</script>"} if is_dir else None)
+                            {"<img src=x onerror=alert(3)>.txt": b"</td></tr><script>alert(3)</script>"} if is_dir else None)
         sim.expect("UNKNOWN_LOG_DIR_ENTRY", broker_id=broker, log_dir=log_dir.name, dir_name=safe_name)
     broker_id = sim.live_topic("orders").partitions[0].replicas[0]
     log_dir, replica = sim.replica_on(broker_id, "orders", 0)
     replica.pm_content = b"version: 0\ntopic_id: <script>alert(2)</script>"
     sim.expect("CORRUPT_PARTITION_METADATA", broker_id=broker_id, log_dir=log_dir.name, dir_name=replica.name,
                topic_name="orders", partition=0)
-    sim.delete_topic(long_topic)  # -delete names cut to 255 characters; deleted a moment before the capture
     sim.advance(max(0, sim.capture_ms - sim.now - 30 * SECOND))
+    sim.delete_topic(long_topic)  # -delete names cut to 255 characters; deleted a moment before the capture
     sim.note("Entry names and file contents carry HTML/JS, a CSV formula, control characters and a path-like "
              "name; a partition.metadata holds a <script> topic id. A 249-char topic was just deleted "
              "(its -delete dirs have Kafka's 255-char capped names, within file.delete.delay.ms).")
@@ -512,7 +512,7 @@ def pid_migration_reuse(sim: Simulation) -> None:
         sim.advance(hours(7))
     last_zk = blocks[-1]
     sim.produce("orders", 0, last_zk.first + 1, 15)
-    sim.advance(days(2))
+    sim.advance(days(24))  # the migration happens 3 days before the capture: its records are in the retained log
     kraft_block = migrate(sim, buggy=True, allocate_to=1)
     sim.produce("payments", 0, kraft_block.first + 1, 8)
     sim.advance(days(1))
@@ -619,19 +619,19 @@ def metadata_log_divergence(sim: Simulation) -> None:
     sim.advance(days(20))
     sim.stop_broker(4)  # lagging copy: a prefix, not a divergence
     sim.advance(days(2))
-    # Broker 5 fetched records the old leader appended but never committed, then died before the new leader
-    # (next epoch) truncated them.
+    # The leader (epoch E) appends two records and loses leadership before they commit; broker 5 had fetched
+    # them and dies before it learns of epoch E+1, whose leader starts its epoch at the same offset.
     cut = sim.log.next_offset
     topic = sim.live_topic("orders")
     stale = [("PartitionChangeRecord", sim.kraft.image.partition_record_version(),
-              {"partitionId": p, "topicId": uid(topic.topic_id), "isr": [topic.partitions[p].leader],
-               "leader": topic.partitions[p].leader}) for p in (0, 1)]
+              {"partitionId": p, "topicId": uid(topic.topic_id), "isr": [topic.partitions[p].leader]})
+             for p in (0, 1)]
     sim.diverged[5] = [(cut + len(stale) - 1, codec.metadata_batch(stale, cut, sim.log.epoch, sim.now + 5))]
-    sim.stop_broker(5)
-    sim.fleet[5].metadata_cut = cut
     others = [v for v in sim.voters if sim.fleet[v].running and v != sim.log.leader_id]
     sim.clock.tick(3000)
     sim.kraft.elect_leader(others[0])
+    sim.stop_broker(5)
+    sim.fleet[5].metadata_cut = cut
     sim.advance(days(1))
     sim.expect("METADATA_LOG_DIVERGENCE", broker_id=5)
     sim.note("Broker 5's copy has two PartitionChangeRecords of epoch E at offsets where the others have the new "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from udfs import kafka_uuid
@@ -107,19 +107,26 @@ class Simulation:
     def advance(self, ms: int) -> None:
         """Move time forward; snapshots, NoOps and brokers' delete tasks happen on the way."""
         target = self.clock.now + ms
-        while self.kraft is not None and self.next_snapshot_ms <= target:
-            self.clock.now = max(self.clock.now, self.next_snapshot_ms)
+        while True:
+            due = self.fleet.next_delete_due()
+            snapshot = self.next_snapshot_ms if self.kraft is not None else None
+            step = min(t for t in (due, snapshot, target + 1) if t is not None)
+            if step > target:
+                break
+            self.clock.now = max(self.clock.now, step)
             self._housekeeping()
-            self.kraft.noops(1)
-            self.log.take_snapshot(self.clock.now, self.kraft.snapshot_source())
-            self.next_snapshot_ms += SNAPSHOT_INTERVAL_MS
+            if step == snapshot:
+                self.kraft.noops(1)
+                self.log.take_snapshot(self.clock.now, self.kraft.snapshot_source())
+                self.next_snapshot_ms += SNAPSHOT_INTERVAL_MS
         self.clock.now = max(self.clock.now, target)
         self._housekeeping()
 
     def _housekeeping(self) -> None:
+        now = self.clock.now
         if self.zk is not None:
-            self.zk.log_deleted_dirs(self.clock.now)
-        self.fleet.run_delete_tasks(self.clock.now)
+            self.zk.log_deleted_dirs(now)
+        self.fleet.run_delete_tasks(now)
 
     # ------------------------------------------------------------------ fleet set-up
 

@@ -12,15 +12,15 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from udfs import kafka_uuid
-from udfs.log_index import DEFAULT_MAX_INDEX_BYTES, OFFSET_ENTRY, TIME_ENTRY, preallocated_size
+from udfs.log_index import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 
 from . import codec
 from .background import MEAN_RECORD_BYTES, Background
 from .clock import SECOND, iso_utc
-from .fleet import Broker, LogDir, OtherEntry, ProducerBatch, Replica, replica_size
+from .fleet import Broker, LogDir, OtherEntry, Replica, replica_size
 from .metalog import (
     CopyPlan,
     MetadataLog,

@@ -696,6 +696,7 @@ def test_cli_directory_output_gets_an_automatic_name(b102, tmp_path, capsys):
     assert main(["--log-dir", *b102, "--out", str(out_dir), "--capture-time", "2026-11-22T08:32:56Z"]) == 0
     names = os.listdir(out_dir)
     assert len(names) == 1 and names[0].endswith("-broker-102-20261122T083256Z.jsonl.gz")
+    assert names[0].endswith(collector.PACK_SUFFIXES)
     capsys.readouterr()
 
 

@@ -1,0 +1,160 @@
+"""Ingest of the real Kafka-written devsample capture (4 KRaft nodes + Kafka's own dump-log output).
+
+One ingest for the whole module; every test reads its collected rows.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from jobs.config import load_config
+from jobs.ingest import run_ingest
+from jobs.ingest.metadata_rows import metadata_row
+from udfs import metadata_log
+
+pytestmark = pytest.mark.spark
+
+SOURCE_COLUMNS = {"capture_id", "run_id", "copy_id", "source_broker_id", "source_file", "source_kind",
+                  "in_authoritative_sequence"}
+
+
+@pytest.fixture(scope="module")
+def ingested(spark, devsample_dir: Path):
+    result = run_ingest(spark, load_config(), None, [str(devsample_dir)], "devsample", "run-1")
+    rows = {name: [r.asDict() for r in df.collect()] for name, df in result.tables.items()}
+    summary = result.files_summary()
+    result.release()
+    return result, rows, summary
+
+
+@pytest.fixture(scope="module")
+def expected(devsample_dir: Path) -> dict:
+    return json.loads((devsample_dir / "expected.json").read_text())
+
+
+def test_every_file_is_accounted_for(ingested, devsample_dir: Path):
+    result, rows, summary = ingested
+    on_disk = {str(p.relative_to(devsample_dir)) for p in devsample_dir.rglob("*") if p.is_file()}
+    files = rows["bronze_ingest_files"]
+    assert Counter(r["path"] for r in files) == Counter(on_disk)  # each file exactly once
+    assert summary["seen"] == len(on_disk) == summary["ok"] + summary["quarantined"]
+    quarantined = [(r["path"], r["error_kind"]) for r in files if r["status"] == "quarantined"]
+    assert quarantined == [("broker-104/kafka-logs/inventory-1/partition.metadata", "malformed_line")]
+    sizes = {r["path"]: r["bytes"] for r in files}
+    assert all(sizes[p] == os.path.getsize(devsample_dir / p) for p in on_disk)
+    assert {r["capture_id"] for r in files} == {"devsample"} and {r["run_id"] for r in files} == {"run-1"}
+    kinds = Counter(r["file_kind"] for r in files)
+    assert kinds["meta_properties"] == 5 and kinds["metadata_segment"] == 8 and kinds["metadata_snapshot"] == 4
+    assert result.capture_time_source == "newest_mtime" and result.capture_time is not None
+
+
+def test_log_dirs_take_the_broker_from_meta_properties(ingested, expected):
+    _, rows, _ = ingested
+    log_dirs = {r["log_dir"]: r for r in rows["bronze_log_dirs"]}
+    want = {d["logDir"]: (int(node), d["directoryId"]) for node, n in expected["nodes"].items() for d in n["logDirs"]}
+    assert {k: (v["broker_id"], v["directory_id"]) for k, v in log_dirs.items()} == want
+    assert {v["cluster_id"] for v in log_dirs.values()} == {expected["clusterId"]}
+    assert not log_dirs["broker-102/kafka-logs-b"]["has_metadata_log"]
+    assert all(v["error_kind"] is None and v["meta_version"] == 1 for v in log_dirs.values())
+
+
+def test_replica_dirs_match_the_ground_truth(ingested, expected):
+    _, rows, _ = ingested
+    entries = {f"{r['log_dir']}/{r['entry_name']}": r for r in rows["bronze_dir_entries"]}
+    for replica in expected["replicas"]:
+        row = entries[replica["path"]]
+        assert row["broker_id"] == replica["broker"] and row["directory_id"] == replica["logDirId"]
+        assert (row["topic"], row["partition"]) == (replica["topic"], replica["partition"])
+        pm = replica["partitionMetadata"]
+        assert row["topic_id"] == pm["topicIdOnDisk"]
+        if not pm["exists"]:
+            assert row["pm_status"] == "missing"
+        elif pm["kafkaRead"] == "ok":
+            assert row["pm_status"] == "ok"
+        else:
+            assert row["pm_status"] == "log_dir_offline" and row["pm_message"] == pm["kafkaRead"]
+    kinds = {k: r["entry_kind"] for k, r in entries.items()}
+    assert kinds["broker-104/kafka-logs/inventory-2.89dae8f0999baf24f653d531c05f9ed6-stray"] == "stray"
+    assert kinds["broker-102/kafka-logs-b/events-1.96cc2e120fcaecf473a7e5b7b7d57964-future"] == "future"
+    assert kinds["broker-101/kafka-logs/meta.properties"] == "top_file"
+
+
+def test_metadata_records_equal_the_decoders_output(ingested, devsample_dir: Path, expected):
+    _, rows, _ = ingested
+    by_file = defaultdict(list)
+    for r in rows["bronze_metadata_records"]:
+        by_file[r["source_file"]].append(r)
+    decoded_files = [p for p in devsample_dir.glob("broker-*/*/__cluster_metadata-0/*")
+                     if p.name.endswith(".log") or p.name.endswith(".checkpoint")]
+    decoded_files += list(devsample_dir.glob("broker-*/*/bootstrap.checkpoint"))
+    assert len(decoded_files) == 17
+    for path in decoded_files:
+        want = [metadata_row(rec, {}) for rec in metadata_log.iter_metadata_records(str(path))]
+        got = sorted(by_file[str(path.relative_to(devsample_dir))], key=lambda r: r["offset"])
+        assert len(got) == len(want) > 0
+        for g, w in zip(got, want):
+            assert {k: g[k] for k in w if k not in SOURCE_COLUMNS | {"section", "snapshot_end_offset"}} == \
+                   {k: v for k, v in w.items() if k not in SOURCE_COLUMNS | {"section", "snapshot_end_offset"}}
+    log = sorted((r for r in rows["bronze_metadata_records"]
+                  if r["copy_id"] == "broker-101/kafka-logs/__cluster_metadata-0" and r["section"] == "log"),
+                 key=lambda r: r["offset"])
+    assert [(r["offset"], r["record_type"], r["version"], json.loads(r["payload_json"])) for r in log] == \
+           [(e["offset"], e["type"], e.get("version", 0 if e["isControl"] else None), e["data"])
+            for e in expected["metadataLog"]["records"]]
+    snapshot = [r for r in rows["bronze_metadata_records"] if r["copy_id"] == "broker-101/kafka-logs/__cluster_metadata-0"
+                and r["section"] == "snapshot"]
+    assert {r["snapshot_end_offset"] for r in snapshot} == {expected["metadataSnapshot"]["endOffsetExclusive"]}
+    assert len(snapshot) == len(expected["metadataSnapshot"]["records_broker101"])
+
+
+def test_dump_log_text_gives_the_same_records_as_the_binary_files(ingested):
+    _, rows, _ = ingested
+    for broker_dir in ("broker-101/kafka-logs", "broker-102/kafka-logs-a", "broker-103/kafka-logs",
+                       "broker-104/kafka-logs"):
+        binary = [r for r in rows["bronze_metadata_records"] if r["copy_id"] == f"{broker_dir}/__cluster_metadata-0"]
+        text = [r for r in rows["bronze_metadata_records"] if r["copy_id"] == f"tool-output/{broker_dir}/__cluster_metadata-0"
+                and "skip-record-metadata" not in r["source_file"]]
+        assert {r["source_kind"] for r in text} == {"dump_log_text"}
+
+        def key(r):
+            return (r["section"], r["offset"])
+        binary_by_key = {key(r): r for r in binary}
+        assert len(binary_by_key) == len(binary) and {key(r) for r in text} == set(binary_by_key)
+        for t in text:
+            b = binary_by_key[key(t)]
+            diff = {k for k in b if k not in SOURCE_COLUMNS and b[k] != t[k]}
+            if b["record_type"] == "LEADER_CHANGE":  # kafka-dump-log does not print LeaderChange's payload
+                assert diff <= {"payload_json"} and t["payload_json"] is None
+            else:
+                assert diff == set(), (t["offset"], diff)
+
+
+def test_one_authoritative_metadata_sequence(ingested, expected):
+    _, rows, _ = ingested
+    copies = {r["copy_id"]: r for r in rows["bronze_metadata_copies"]}
+    assert len(copies) == 8  # 4 brokers' disks + 4 folders of kafka-dump-log text
+    auth = [c for c in copies.values() if c["is_authoritative"]]
+    assert len(auth) == 1 and auth[0]["source_kind"] == "segment" and auth[0]["last_offset"] == 59
+    lagging = copies["broker-103/kafka-logs/__cluster_metadata-0"]
+    assert lagging["last_offset"] == expected["metadataLog"]["logEndOffset_broker103"] - 1
+    assert all(c["diverges_at_offset"] is None and c["gap_after_offset"] is None for c in copies.values())
+    assert {c["source_broker_id"] for c in copies.values() if c["source_kind"] == "segment"} == {101, 102, 103, 104}
+    assert auth[0]["sequence_snapshot_end_offset"] is None  # the log reaches back to offset 0
+    sequence = [r for r in rows["bronze_metadata_records"] if r["in_authoritative_sequence"]]
+    assert sorted(r["offset"] for r in sequence) == list(range(60))
+    assert {r["copy_id"] for r in sequence} == {auth[0]["copy_id"]}
+
+
+def test_producer_states_from_snapshots_and_batch_headers(ingested, expected):
+    _, rows, _ = ingested
+    states = [r for r in rows["bronze_producer_states"] if r["log_dir"] == "broker-101/kafka-logs"]
+    for partition in ("inventory-0", "inventory-2", "events-0", "events-1"):
+        from_headers = {r["producer_id"] for r in states if r["entry_name"] == partition
+                        and r["source_kind"] == "batch_header"}
+        assert from_headers == {b["producerId"] for b in expected["dataBatches"][partition] if b["producerId"] >= 0}
+    snap = [r for r in states if r["source_kind"] == "producer_snapshot"]
+    assert snap and all(r["broker_id"] == 101 and r["topic_id"] and r["snapshot_offset"] is not None for r in snap)

@@ -1,0 +1,89 @@
+"""Ingest building blocks that need no Spark: discovery, task planning, file classification, row mapping."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from jobs.ingest.discover import discover, plan_tasks
+from jobs.ingest.loose_files import broker_of_log_path, classify_loose
+from jobs.ingest.metadata_rows import COLUMN_SOURCES, COLUMN_TYPES, metadata_row, typed_columns
+from jobs.tables import bronze
+from udfs import metadata_log
+
+
+@pytest.fixture()
+def odd_layout(tmp_path: Path, devsample_dir: Path) -> Path:
+    """The devsample log dirs under folder names that say nothing about the broker."""
+    shutil.copytree(devsample_dir / "broker-101" / "kafka-logs", tmp_path / "hostA" / "var" / "lib" / "kafka" / "data-a")
+    shutil.copytree(devsample_dir / "broker-102" / "kafka-logs-b", tmp_path / "broker-1" / "disk")
+    headless = tmp_path / "lost" / "logs"
+    shutil.copytree(devsample_dir / "broker-103" / "kafka-logs", headless)
+    (headless / "meta.properties").unlink()
+    (tmp_path / "zk").mkdir()
+    (tmp_path / "zk" / "zk-znodes.jsonl").write_text('{"path": "/", "data": null, "stat": {}}\n')
+    return tmp_path
+
+
+def test_discovery_stops_at_log_dirs_and_flags_headless_ones(odd_layout: Path):
+    units = discover(str(odd_layout))
+    log_dirs = {u.rel_path: u.headless for u in units if u.kind == "log_dir"}
+    assert log_dirs == {"hostA/var/lib/kafka/data-a": False, "broker-1/disk": False, "lost/logs": True}
+    files = [u.rel_path for u in units if u.kind == "file"]
+    assert files == ["zk/zk-znodes.jsonl"]  # nothing inside a log dir is listed by the driver
+
+
+def test_plan_tasks_gives_log_dirs_own_tasks_and_groups_loose_files():
+    from jobs.ingest.discover import WorkUnit
+
+    units = [WorkUnit("log_dir", "/r", f"/r/d{i}", f"d{i}") for i in range(3)]
+    units += [WorkUnit("file", "/r", f"/r/f{i}", f"f{i}", 1) for i in range(10)]
+    tasks = plan_tasks(units, files_per_task=4)
+    assert [len(t) for t in tasks] == [1, 1, 1, 4, 4, 2]
+
+
+@pytest.mark.parametrize("name,parent,head,kind", [
+    ("capture.json", "c", b"{}", "capture_record"),
+    ("00000000000000000000.log", "__cluster_metadata-0", b"", "metadata_segment"),
+    ("00000000000000000000.log", "orders-0", b"", "data_segment"),
+    ("00000000000000000044-0000000001.checkpoint", "x", b"", "metadata_snapshot"),
+    ("dump.txt", "x", b"# comment\nDumping a/__cluster_metadata-0/0.log\n", "dump_log_text"),
+    ("zk.jsonl", "x", b'{"path": "/brokers", "data": null, "stat": {"version": 0}}\n', "zk_znodes"),
+    ("logdirs.txt", "x", b"Querying brokers for log directories information\n", "log_dirs_json"),
+    ("controller.log", "broker-2", b"[2026-01-01 00:00:00,000] INFO x (y)\n", "zk_log"),
+    ("stdout.log", "broker-2", b"[2026-01-01 00:00:00,000] INFO x (y)\n", "other"),
+    ("expected.json", "x", b'{"path": 1, "stat": 2}', "other"),
+])
+def test_classify_loose_files(name, parent, head, kind):
+    assert classify_loose(name, parent, head) == kind
+
+
+def test_broker_of_zk_log_comes_from_a_broker_folder():
+    assert broker_of_log_path("zk/logs/broker-12/controller.log") == 12
+    assert broker_of_log_path("logs/controller.log") is None
+
+
+def test_column_mapping_covers_only_real_columns():
+    names = set(bronze.METADATA_RECORDS.column_names)
+    assert set(COLUMN_TYPES) <= names
+    for sources in COLUMN_SOURCES.values():
+        assert set(sources) <= set(COLUMN_TYPES)
+
+
+def test_typed_columns_of_real_records(devsample_dir: Path):
+    segment = devsample_dir / "broker-101" / "kafka-logs" / "__cluster_metadata-0" / "00000000000000000000.log"
+    rows = {}
+    for record in metadata_log.iter_metadata_records(str(segment)):
+        rows.setdefault(record.type, metadata_row(record, {"copy_id": "c"}))
+    topic = rows["TOPIC_RECORD"]
+    assert topic["topic_name"] and len(topic["topic_id"]) == 22 and topic["partition_id"] is None
+    part = rows["PARTITION_RECORD"]
+    assert part["replicas"] and part["isr"] and part["leader"] in part["replicas"]
+    broker = rows["REGISTER_BROKER_RECORD"]
+    assert broker["broker_id"] == 101 and broker["fenced"] in (0, 1) and broker["broker_epoch"] is not None
+    pids = rows["PRODUCER_IDS_RECORD"]
+    assert pids["next_producer_id"] == 1000 and pids["broker_id"] == 101
+    assert rows["FEATURE_LEVEL_RECORD"]["feature_name"] == "metadata.version"
+    assert typed_columns("BROKER_REGISTRATION_CHANGE_RECORD", {"brokerId": 1, "brokerEpoch": 5})["fenced"] == 0
+    assert typed_columns("PARTITION_CHANGE_RECORD", {"partitionId": 0, "topicId": "x"})["leader"] is None

@@ -1,0 +1,158 @@
+"""Great Expectations on Spark DataFrames: suites catch bad bronze rows, the gold invariants hold for the
+devsample findings, results land in gold_dq_results (Delta), Data Docs are built and load nothing remotely."""
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from jobs.quality import dq_results_frame, run_quality
+from jobs.tables.registry import spec
+
+SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "report"
+CAPTURE = "devsample-2025-02-01"
+RUN = "run-2025-02-01"
+LOGS_103 = "/data/captures/devsample-2025-02-01/broker-103/kafka-logs"
+
+
+def _ts(value):
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else value
+
+
+def _frame(spark, table, rows):
+    s = spec(table)
+    kinds = {c.name: c.type for c in s.columns}
+    data = [tuple(_ts(r.get(c)) if kinds[c] == "timestamp" else r.get(c) for c in s.column_names) for r in rows]
+    return spark.createDataFrame(data, s.spark_schema())
+
+
+def _entry(name, kind, topic, partition, topic_id, **extra):
+    row = {"capture_id": CAPTURE, "run_id": RUN, "cluster_id": "EKJ41Lv86vWjqGSh58Dg2w", "broker_id": 103,
+           "log_dir": LOGS_103, "directory_id": "lN3lRvnfkq_EW15qh9aZEA", "entry_name": name, "entry_kind": kind,
+           "is_dir": True, "topic": topic, "partition": partition, "bytes": 4430, "pm_status": "ok",
+           "topic_id": topic_id}
+    row.update(extra)
+    return row
+
+
+def bronze_dir_entries(spark):
+    """broker 103 of the devsample (real names and ids) plus five broken rows."""
+    rows = [
+        _entry("clicks-0", "partition", "clicks", 0, "A4HaLNH_zheTrtxgg-IBNA"),
+        _entry("inventory-0", "partition", "inventory", 0, "xWt6cg-LDx4r6BAz2rYsCg"),
+        _entry("events-1", "partition", "events", 1, "7G5NPAb1tNLhoqkWDdmzGg"),
+        _entry("__cluster_metadata-0", "metadata", "__cluster_metadata", 0, "AAAAAAAAAAAAAAAAAAAAAQ",
+               pm_status="not_applicable"),
+        # broken: negative partition, reserved ids, a malformed id, no capture, an unknown kind, a duplicate
+        _entry("orders--1", "partition", "orders", -1, "AAAAAAAAAAAAAAAAAAAAAA"),
+        _entry("payments-0", "partition", "payments", 0, "AAAAAAAAAAAAAAAAAAAAAQ"),
+        _entry("weird-0", "partition", "weird", 0, "<script>window.PWNED=1</script>"),
+        _entry("lost-0", "mystery", "lost", 0, None, capture_id=None),
+        _entry("clicks-0", "partition", "clicks", 0, "A4HaLNH_zheTrtxgg-IBNA"),
+    ]
+    return _frame(spark, "bronze_dir_entries", rows)
+
+
+@pytest.fixture(scope="module")
+def dq(spark, tmp_path_factory):
+    doc = json.loads((SCENARIOS / "devsample_scenario.json").read_text())
+    tables = {
+        "bronze_dir_entries": bronze_dir_entries(spark),
+        "gold_findings": _frame(spark, "gold_findings", doc["findings"]),
+        "gold_run_summary": _frame(spark, "gold_run_summary", [doc["run_summary"]]),
+    }
+    out = tmp_path_factory.mktemp("dq-out")
+    result = run_quality(spark, None, tables, run_id=RUN, capture_id=CAPTURE, docs_dir=out / "dq",
+                         evaluated_at=_ts("2025-02-01T01:02:00Z"))
+    return result, out
+
+
+def test_bronze_suite_finds_each_broken_row(dq):
+    result, _ = dq
+    got = [(r["expectation"], r["column_name"], r["success"], r["unexpected_count"])
+           for r in result.rows if r["table_name"] == "bronze_dir_entries"]
+    assert got == [
+        ("expect_column_values_to_not_be_null", "capture_id", False, 1),
+        ("expect_column_values_to_not_be_null", "run_id", True, 0),
+        ("expect_column_values_to_match_regex", "topic_id", False, 1),
+        ("expect_column_values_to_match_regex", "directory_id", True, 0),
+        ("unexpected_rows_expectation", "topic_id:reserved", False, 2),
+        ("expect_column_values_to_match_regex", "suffix_id", True, 0),
+        ("expect_column_values_to_be_between", "partition", False, 1),
+        ("expect_column_values_to_be_between", "broker_id", True, 0),
+        ("expect_column_values_to_be_between", "bytes", True, 0),
+        ("expect_compound_columns_to_be_unique", "capture_id,log_dir,entry_name", False, 2),
+        ("expect_column_values_to_be_in_set", "entry_kind", False, 1),
+        ("expect_column_values_to_be_in_set", "pm_status", True, 0),
+    ]
+    regex = next(r for r in result.rows if r["column_name"] == "topic_id" and r["table_name"] == "bronze_dir_entries"
+                 and r["expectation"] == "expect_column_values_to_match_regex")
+    assert json.loads(regex["unexpected_sample"]) == ["<script>window.PWNED=1</script>"]
+    assert regex["element_count"] == 9
+
+
+def test_gold_invariants_hold_for_the_devsample_run(dq):
+    result, _ = dq
+    gold = [r for r in result.rows if r["table_name"].startswith("gold_")]
+    assert {r["suite"] for r in gold} == {"kafka_recon.gold_findings", "kafka_recon.gold_run_summary"}
+    assert [(r["column_name"], r["success"]) for r in gold if r["success"] is not True] == []
+    assert len(gold) == 16 + 7
+    assert result.summary["by_suite"] == {
+        "kafka_recon.bronze_dir_entries": {"table": "bronze_dir_entries", "expectations": 12, "failed": 6,
+                                           "skipped": 0},
+        "kafka_recon.gold_findings": {"table": "gold_findings", "expectations": 16, "failed": 0, "skipped": 0},
+        "kafka_recon.gold_run_summary": {"table": "gold_run_summary", "expectations": 7, "failed": 0, "skipped": 0},
+    }
+    assert (result.summary["success"], result.summary["failed"]) == (False, 6)
+
+
+def test_results_land_in_gold_dq_results(dq, spark, tmp_path):
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    result, _ = dq
+    table = spec("gold_dq_results")
+    frame = dq_results_frame(spark, result.rows)
+    assert frame.schema == table.spark_schema()
+    arrow = frame.toArrow()
+    arrow = pa.Table.from_batches(arrow.to_batches(), schema=arrow.schema).cast(table.arrow_schema())
+    write_deltalake(str(tmp_path / "gold_dq_results"), arrow, mode="overwrite")
+    back = DeltaTable(str(tmp_path / "gold_dq_results")).to_pyarrow_table().to_pylist()
+    assert len(back) == len(result.rows) == 35
+    keys = {(r["run_id"], r["suite"], r["expectation"], r["column_name"]) for r in back}
+    assert len(keys) == len(back)
+    assert {r["run_id"] for r in back} == {RUN} and {r["capture_id"] for r in back} == {CAPTURE}
+    assert {str(r["evaluated_at"]) for r in back} == {"2025-02-01 01:02:00+00:00"}
+
+
+def _local_refs(page: Path):
+    text = page.read_text(encoding="utf-8")
+    tags = re.findall(r"<(?:script|link|img)\b[^>]*>", text, re.I)
+    refs = [m for t in tags for m in re.findall(r"""\s(?:src|href)\s*=\s*["']([^"']*)["']""", t)]
+    css = re.findall(r"url\(\s*['\"]?([^)'\"]+)", text)
+    return refs, css
+
+
+def test_data_docs_exist_and_load_nothing_from_the_network(dq):
+    result, out = dq
+    site = out / "dq"
+    assert result.docs_index == site / "index.html" and result.docs_index.is_file()
+    pages = [p for p in site.rglob("*.html") if "static" not in p.relative_to(site).parts]
+    assert len(pages) == 1 + 3 + 3  # index, one suite page and one validation page per table
+    assert sorted(set(result.removed_urls)) == ["https://cdn.jsdelivr.net/npm/vega-embed@6",
+                                                "https://cdn.jsdelivr.net/npm/vega-lite@5",
+                                                "https://cdn.jsdelivr.net/npm/vega@5"]
+    for page in pages:
+        refs, css = _local_refs(page)
+        assert refs, page
+        for ref in refs + [c for c in css if not c.startswith("data:")]:
+            assert not re.match(r"^(https?:)?//", ref), (page, ref)
+            assert (page.parent / ref.split("?")[0]).resolve().is_file(), (page, ref)
+        text = page.read_text(encoding="utf-8")
+        assert "integrity=" not in text and "crossorigin" not in text
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "static/vendor/bootstrap-4.3.1/bootstrap.min.css" in index
+    assert "static/vendor/jquery-3.7.1/jquery.min.js" in index

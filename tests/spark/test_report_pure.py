@@ -1,0 +1,121 @@
+"""The report's pure parts (no Spark session): exit codes, escaping, CSV neutralizing, the remediation plan's
+path safety, producer-id block flags, chart marks."""
+from __future__ import annotations
+
+import pytest
+
+from jobs.report.csv_out import neutralize
+from jobs.report.markdown import code, md
+from jobs.report.remediation import build_plan, quarantine_root, unsafe_reason
+from jobs.report.settings import ReportSettings
+from jobs.report.summary import exit_code_for
+from jobs.report.svg import classify_blocks, hbar_chart, human_bytes
+
+
+@pytest.mark.parametrize("fail_on, counts, expected", [
+    ("critical", {"critical": 1, "warning": 0, "info": 0}, 10),
+    ("critical", {"critical": 0, "warning": 5, "info": 9}, 0),
+    ("warning", {"critical": 0, "warning": 1, "info": 0}, 10),
+    ("warning", {"critical": 0, "warning": 0, "info": 3}, 0),
+    ("info", {"critical": 0, "warning": 0, "info": 1}, 10),
+    ("info", {"critical": 0, "warning": 0, "info": 0}, 0),
+    ("never", {"critical": 7, "warning": 0, "info": 0}, 0),
+])
+def test_exit_code_is_10_at_or_above_fail_on(fail_on, counts, expected):
+    assert exit_code_for(counts, fail_on) == expected
+
+
+def test_exit_code_rejects_an_unknown_threshold():
+    with pytest.raises(ValueError, match="fail_on must be one of"):
+        exit_code_for({}, "fatal")
+
+
+def test_markdown_escaping_keeps_input_as_text():
+    assert md("<script>alert(1)</script>") == "&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert md("a|b [x](javascript:y) *z* _w_\nnext") == "a\\|b \\[x\\](javascript:y) \\*z\\* \\_w\\_ next"
+    assert code("a`b") == "`` a`b ``"
+    assert code("x|y", in_table=True) == "`x\\|y`"
+    assert code("line1\nline2") == "`line1 line2`"
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("=SUM(A1)", "'=SUM(A1)"), ("+1", "'+1"), ("@cmd", "'@cmd"), ("\tx", "'\tx"),
+    ("-2+3", "'-2+3"), ("-my-topic.v2", "-my-topic.v2"), ("clicks-0", "clicks-0"), (42, 42), (None, None), ("", ""),
+])
+def test_csv_cells_cannot_become_formulas(value, expected):
+    assert neutralize(value) == expected
+
+
+@pytest.mark.parametrize("log_dir, dir_name, ok", [
+    ("/var/lib/kafka/data", "clicks-0", True),
+    ("/var/lib/kafka/data/", "orders-3.0a1b2c3d4e5f60718293a4b5c6d7e8f9-delete", True),
+    ("/var/lib/kafka/data", "../../etc", False),
+    ("/var/lib/kafka/data", "..", False),
+    ("/var/lib/kafka/data", "a/b", False),
+    ("/var/lib/kafka/data", "x\nrm -rf /", False),
+    ("relative/data", "clicks-0", False),
+    ("/var/lib/kafka/../data", "clicks-0", False),
+    ("/", "clicks-0", False),
+    (None, "clicks-0", False),
+    ("/var/lib/kafka/data", None, False),
+])
+def test_plan_only_targets_exact_dirs(log_dir, dir_name, ok):
+    assert (unsafe_reason(log_dir, dir_name) is None) is ok
+
+
+def test_quarantine_sits_beside_the_log_dir():
+    assert quarantine_root("/var/lib/kafka/data/", ReportSettings(), "cap-1") == \
+        "/var/lib/kafka/kafka-recon-quarantine/cap-1/data"
+
+
+def test_plan_groups_open_findings_per_broker():
+    rows = [
+        {"status": "open", "broker_id": 3, "check_id": "STALE_TOPIC_ID", "severity": "critical",
+         "log_dir": "/k/data", "dir_name": "orders-0", "bytes": 10, "message": "m1", "remediation": "r1"},
+        {"status": "open", "broker_id": 3, "check_id": "WRONG_LOG_DIR", "severity": "warning",
+         "log_dir": "/k/data", "dir_name": "orders-1", "bytes": 5, "message": "m2", "remediation": None},
+        {"status": "resolved", "broker_id": 4, "check_id": "STALE_TOPIC_ID", "severity": "critical",
+         "log_dir": "/k/data", "dir_name": "x-0", "bytes": 1, "message": "m3", "remediation": "r3"},
+    ]
+    plans = build_plan(rows, ReportSettings(), "cap 1/..")
+    assert [p.broker for p in plans] == ["3"]
+    plan = plans[0]
+    assert [(i.source, i.target) for i in plan.quarantine] == [
+        ("/k/data/orders-0", "/k/kafka-recon-quarantine/cap_1_../data/orders-0")]
+    assert [(i.check_id, i.remediation) for i in plan.review] == [
+        ("WRONG_LOG_DIR", "Move the replica with kafka-reassign-partitions (log dir reassignment), not by hand.")]
+    steps = plan.steps(ReportSettings(quarantine_days=3))
+    assert steps[1:3] == ["mkdir -p -- /k/kafka-recon-quarantine/cap_1_../data",
+                          "mv -- /k/data/orders-0 /k/kafka-recon-quarantine/cap_1_../data/orders-0"]
+    assert steps[-1] == "After 3 days without problems: rm -rf -- /k/kafka-recon-quarantine/cap_1_../data"
+    assert plan.reclaimable_bytes == 10
+
+
+def test_block_flags_mark_overlaps_and_regressions():
+    blocks = [{"block_start": 0, "block_end": 999}, {"block_start": 1000, "block_end": 1999},
+              {"block_start": 5000, "block_end": 5999}, {"block_start": 2000, "block_end": 2999},
+              {"block_start": 1500, "block_end": 2499}, {"block_start": 6000, "block_end": 6999}]
+    assert classify_blocks(blocks) == ["", "overlap", "", "overlap", "overlap", ""]
+    assert classify_blocks([{"block_start": 0, "block_end": 9}, {"block_start": 20, "block_end": 29},
+                            {"block_start": 10, "block_end": 19}]) == ["", "", "regression"]
+
+
+def test_chart_labels_are_escaped_and_marks_carry_values():
+    svg = hbar_chart("c", [("<b>x</b>", 3, "#000", "3", 'say "hi"')])
+    assert "<b>" not in svg and "&lt;b&gt;x&lt;/b&gt;" in svg and "say &quot;hi&quot;" in svg
+    assert 'data-value="3"' in svg
+    assert human_bytes(4430) == "4.3 KiB" and human_bytes(12) == "12 B"
+
+
+def test_settings_reject_bad_values():
+    with pytest.raises(ValueError, match="quarantine_dir_name"):
+        ReportSettings(quarantine_dir_name="../x")
+    with pytest.raises(ValueError, match="fail_on"):
+        ReportSettings(fail_on="sometimes")
+
+
+def test_capture_tag_cannot_climb_out_of_the_quarantine():
+    plans = build_plan([{"status": "open", "broker_id": 1, "check_id": "STRAY_DIR", "severity": "warning",
+                         "log_dir": "/k/data", "dir_name": "t-0.0123456789abcdef0123456789abcdef-stray"}],
+                       ReportSettings(), "..")
+    assert plans[0].quarantine_roots == ["/k/kafka-recon-quarantine/capture/data"]
