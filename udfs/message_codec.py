@@ -157,8 +157,13 @@ def _fixed_array_reader(type_name: str, flexible: bool, nullable: bool, what: st
     convert = _FIXED_CONVERT.get(type_name)
     read_count = _compact_count if flexible else _classic_count(wire.INT32)
 
+    layouts = _ARRAY_LAYOUTS
+
     def read_fixed_array(buf, pos):
-        count, body = read_count(buf, pos, what)
+        if flexible and pos < len(buf) and 0 < buf[pos] < 0x80:  # one-byte count, not null: the usual case
+            count, body = buf[pos] - 1, pos + 1
+        else:
+            count, body = read_count(buf, pos, what)
         if count < 0:
             if nullable:
                 return None, body
@@ -167,7 +172,7 @@ def _fixed_array_reader(type_name: str, flexible: bool, nullable: bool, what: st
         if count > len(buf) - body or end > len(buf):
             raise CorruptInput("length_out_of_buffer", f"Tried to allocate a collection of size {count}, but "
                                f"there are only {len(buf) - body} bytes remaining.", pos)
-        values = _array_layout(code, count).unpack_from(buf, body)
+        values = (layouts.get((code, count)) or _array_layout(code, count)).unpack_from(buf, body)
         return ([convert(v) for v in values] if convert else list(values)), end
 
     return read_fixed_array
@@ -287,7 +292,7 @@ def _fixed_run_step(fields: list[FieldSpec]) -> Step:
             values = list(values)
             for i, convert in converts:
                 values[i] = convert(values[i])
-        out.update(zip(names, values))
+        out.update(zip(names, values, strict=True))
         return pos + size
 
     return read_run
@@ -429,7 +434,8 @@ def _struct_reader(fields: tuple[FieldSpec, ...], version: int, flexible: bool) 
             if not known.valid:
                 raise CorruptInput("invalid_tag", f"Tag {tag} is not valid for version {version}", tag_pos)
             value, pos = known.reader(buf, pos)
-            if not _is_default(value, known.default):
+            default = known.default
+            if value != default or (value is None) != (default is None):  # _is_default, inlined
                 out[known.name] = value
                 found = True
                 if known.index < last_index:

@@ -196,14 +196,16 @@ def _split_batches(records: Sequence[tuple], max_batch_bytes: int) -> Iterator[l
 
 # ---- decoding ------------------------------------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+_FRAME_TABLE: dict = {}
+
+
 def _frame_decoders() -> dict:
-    """``(apiKey, version) -> (type name, compiled body reader)`` for every known record version."""
-    table = {}
-    for spec in metadata_schema().messages:
-        for version in range(spec.valid_versions.lowest, spec.valid_versions.highest + 1):
-            table[(spec.api_key, version)] = (spec.type_name, message_codec.decoder(spec, version))
-    return table
+    """``(apiKey, version) -> (type name, compiled body reader)`` for every known record version (built once)."""
+    if not _FRAME_TABLE:
+        for spec in metadata_schema().messages:
+            for version in range(spec.valid_versions.lowest, spec.valid_versions.highest + 1):
+                _FRAME_TABLE[(spec.api_key, version)] = (spec.type_name, message_codec.decoder(spec, version))
+    return _FRAME_TABLE
 
 
 def decode_metadata_value(value) -> tuple:
@@ -214,7 +216,7 @@ def decode_metadata_value(value) -> tuple:
     # Fast path: frame 1 with one-byte apiKey and version, a known record, and a body that ends exactly at
     # the end of the value. Everything else (and every error) takes the checked path below.
     if value is not None and len(value) >= 4 and value[0] == FRAME_VERSION:
-        entry = _frame_decoders().get((value[1], value[2]))
+        entry = (_FRAME_TABLE or _frame_decoders()).get((value[1], value[2]))
         if entry is not None:
             try:
                 data, pos = entry[1](value, 3)
@@ -326,7 +328,7 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False) -> Iterator[Meta
     position = header.position
     decode = decode_control_record if control else None
     try:
-        for offset_delta, key, value in record_batch.record_tuples(batch):
+        for offset_delta, key, value, _attrs, _ts_delta, _headers, _size in record_batch.record_tuples(batch):
             offset = base + offset_delta
             if control:
                 type_name, api_key, version, data, error = decode(key, value)

@@ -31,6 +31,7 @@ bytes end. Corruption is yielded as :class:`udfs.errors.DecodeError` values, nev
 """
 from __future__ import annotations
 
+import errno
 import os
 import struct
 from dataclasses import dataclass, field
@@ -89,7 +90,8 @@ _LEGACY_V0 = struct.Struct(">qiIbbi")  # up to keyLength
 _LEGACY_V1 = struct.Struct(">qiIbbqi")
 RECORD_OVERHEAD_V0 = 14  # LegacyRecord.RECORD_OVERHEAD_V0: smallest possible entry body
 DEFAULT_MAX_BATCH_BYTES = 256 * 1024 * 1024
-_ZERO_TAIL_PROBE = 64 * 1024  # how much of a zero tail is checked for stray data
+_ZERO_TAIL_PROBE = 64 * 1024  # how much of a zero tail is checked for stray data, per data region
+_ZERO_TAIL_REGIONS = 16
 
 
 def crc32c(data) -> int:
@@ -327,14 +329,20 @@ class _Source:
         self._fileobj.seek(pos)
         return self._fileobj.read(length)
 
+    @property
+    def knows_holes(self) -> bool:
+        return self._fd is not None and hasattr(os, "SEEK_DATA")
+
     def next_data(self, pos: int) -> Optional[int]:
         """Start of the next non-hole region at or after ``pos`` (sparse files), or None when only holes remain."""
+        if pos >= self.size:
+            return None
         if self._fd is None or not hasattr(os, "SEEK_DATA"):
             return pos
         try:
             return os.lseek(self._fd, pos, os.SEEK_DATA)
-        except OSError:
-            return None
+        except OSError as exc:
+            return None if exc.errno == errno.ENXIO else pos  # ENXIO: no data after pos
 
     def close(self) -> None:
         if self._owned is not None:
@@ -438,15 +446,20 @@ def _frame(src: _Source, start: int, end_info: SegmentEnd, want_body: bool, veri
 
 
 def _check_zero_tail(src: _Source, pos: int, end: int) -> Optional[DecodeError]:
-    """A zero header starts a preallocated tail unless non-zero bytes follow within the probe window."""
-    data_at = src.next_data(pos)
-    if data_at is None or data_at >= end:
-        return None  # only holes remain: nothing to read
-    probe = src.read_at(pos, _ZERO_TAIL_PROBE)
-    if _all_zero(probe):
-        return None
-    return DecodeError("batch_too_small", f"Found record size 0 smaller than minimum record overhead "
-                       f"({RECORD_OVERHEAD_V0}) at position {pos}, followed by non-zero bytes", pos)
+    """A zero header starts a preallocated tail unless non-zero bytes follow. Checked: the next 64 KiB, then
+    (on a sparse file) the start of each following data region, at most ``_ZERO_TAIL_REGIONS`` of them.
+    Holes are never read, so a 10 GiB preallocated segment costs a few small reads."""
+    at = pos
+    for _ in range(_ZERO_TAIL_REGIONS):
+        if not _all_zero(src.read_at(at, _ZERO_TAIL_PROBE)):
+            return DecodeError("batch_too_small", f"Found record size 0 smaller than minimum record overhead "
+                               f"({RECORD_OVERHEAD_V0}) at position {pos}, followed by non-zero bytes", pos)
+        if not src.knows_holes:
+            return None  # a plain file object: one window is all we look at
+        at = src.next_data(at + _ZERO_TAIL_PROBE)
+        if at is None or at >= end:
+            return None
+    return None
 
 
 def _legacy_entry(prefix, pos: int, magic: int) -> LegacyEntry:
@@ -535,13 +548,13 @@ def _records(batch: Batch, max_decompressed_bytes: int) -> Iterator[Record]:
 
 
 def record_tuples(batch: Batch, max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES) -> Iterator[tuple]:
-    """Lean record iteration for bulk decoding: ``(offset_delta, key, value)`` per record.
+    """Lean record iteration for bulk decoding, without :class:`Record` objects: one tuple per record,
+    ``(offset_delta, key, value, attributes, timestamp_delta, headers, size)``.
 
     Raises :class:`CorruptInput` on a malformed record (callers at a public boundary convert it).
     """
     buf, where_base = _records_section(batch, max_decompressed_bytes)
-    for item in _parse_records(buf, batch.header.records_count, where_base, batch.header.position):
-        yield item[0], item[1], item[2]
+    return _parse_records(buf, batch.header.records_count, where_base, batch.header.position)
 
 
 def _pos_in_file(where_base, pos, fallback):
@@ -607,7 +620,11 @@ def _parse_records(buf, count: int, where_base, batch_position: int) -> Iterator
                 pos += 2
             else:
                 offset_delta, pos = _slow_varint(buf, pos, rec_end, "offset delta")
-            key, pos = _blob(buf, pos, rec_end, "key")
+            if pos < rec_end and buf[pos] == 1:  # null key (zig-zag -1): every metadata record
+                key = None
+                pos += 1
+            else:
+                key, pos = _blob(buf, pos, rec_end, "key")
             value, pos = _blob(buf, pos, rec_end, "value")
             b = buf[pos] if pos < rec_end else _past_record(pos)
             if b < 0x80:

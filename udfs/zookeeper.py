@@ -314,7 +314,7 @@ def parse_znode_dump(lines: Iterable[str], source_file: Optional[str] = None) ->
             out.errors.append(DecodeError("bad_json", 'expected {"path": str, "data": str|null, "stat": {...}}',
                                           line=seq))
             continue
-        row, error = _znode_row(node["path"], node["data"], node["stat"], source_file, seq)
+        row, error = _znode_row(node["path"], node.get("data"), node["stat"], source_file, seq)
         if row is not None:
             out.rows.append(row)
         if error is not None:

@@ -10,7 +10,8 @@ differs from the authoritative copy. The authoritative *sequence* is that copy's
 its log does not reach back to offset 0 — the oldest snapshot that its log continues (Kafka's own
 "snapshot, then the log after it").
 
-Record-level work stays in Spark; only one summary row per copy (hundreds) comes back to the driver.
+Record-level work stays in Spark (one job: group by offset to find each offset's winner, then by copy);
+only one summary row per copy (hundreds) comes back to the driver.
 """
 from __future__ import annotations
 
@@ -20,48 +21,98 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 SOURCE_RANK = {"segment": 0, "dump_log_text": 2}
-COPY_COLUMNS = ("copy_id", "source_broker_id", "snapshot_end_offset", "first_offset", "last_offset", "records",
-                "is_authoritative", "diverges_at_offset", "gap_after_offset", "sequence_snapshot_end_offset",
-                "source_kind", "log_dir")
 COPIES_DDL = ("copy_id string, source_broker_id int, snapshot_end_offset long, first_offset long, last_offset long, "
               "records long, is_authoritative boolean, diverges_at_offset long, gap_after_offset long, "
               "sequence_snapshot_end_offset long, source_kind string, log_dir string")
 
 
-def _same_entry(epoch_a: str, hash_a: str, epoch_b: str, hash_b: str):
-    return F.col(epoch_a).eqNullSafe(F.col(epoch_b)) & (F.col(hash_a) == F.col(hash_b))
+def _offset_flags(batches):
+    """Per offset (all copies' entries at it): which copies hold something other than the winning entry."""
+    import pyarrow as pa
+
+    for batch in batches:
+        out_copy, out_offset, out_bad, out_kind, out_broker = [], [], [], [], []
+        for offset, entries in zip(batch.column("offset").to_pylist(), batch.column("e").to_pylist(), strict=True):
+            holders: Dict[tuple, set] = {}
+            for e in entries:
+                if e["known"]:
+                    holders.setdefault((e["leader_epoch"], e["record_hash"]), set()).add(e["copy_id"])
+            winner = max(holders, key=lambda k: (k[0] if k[0] is not None else -1, len(holders[k]),
+                                                 _invert(k[1]))) if holders else None
+            bad: Dict[str, bool] = {}
+            meta: Dict[str, tuple] = {}
+            for e in entries:
+                differs = bool(e["known"]) and (e["leader_epoch"], e["record_hash"]) != winner
+                bad[e["copy_id"]] = bad.get(e["copy_id"], False) or differs
+                meta.setdefault(e["copy_id"], (e["source_kind"], e["source_broker_id"]))
+            for copy_id, is_bad in bad.items():
+                out_copy.append(copy_id)
+                out_offset.append(offset)
+                out_bad.append(is_bad)
+                out_kind.append(meta[copy_id][0])
+                out_broker.append(meta[copy_id][1])
+        yield pa.RecordBatch.from_pydict({
+            "copy_id": pa.array(out_copy, pa.string()), "offset": pa.array(out_offset, pa.int64()),
+            "bad": pa.array(out_bad, pa.bool_()), "snapshot_end_offset": pa.nulls(len(out_copy), pa.int64()),
+            "source_kind": pa.array(out_kind, pa.string()), "source_broker_id": pa.array(out_broker, pa.int32())})
 
 
-def _summaries(records: DataFrame, copy_facts: DataFrame, log: DataFrame) -> List[dict]:
-    known = log.where(F.col("known"))
-    votes = known.groupBy("offset", "leader_epoch", "record_hash").agg(F.count("*").alias("n"))
-    by_offset = Window.partitionBy("offset").orderBy(F.col("leader_epoch").desc_nulls_last(), F.col("n").desc(),
-                                                     F.col("record_hash"))
-    winners = (votes.withColumn("rank", F.row_number().over(by_offset)).where("rank = 1")
-               .select("offset", F.col("leader_epoch").alias("w_epoch"), F.col("record_hash").alias("w_hash")))
-    offsets = (log.join(winners, "offset", "left")
-               .withColumn("bad", F.col("known") & ~_same_entry("leader_epoch", "record_hash", "w_epoch", "w_hash"))
-               .groupBy("copy_id", "offset").agg(F.max("bad").alias("bad")))
-    in_copy = Window.partitionBy("copy_id").orderBy("offset")
-    per_copy = (offsets.withColumn("next_offset", F.lead("offset").over(in_copy))
-                .groupBy("copy_id")
-                .agg(F.min("offset").alias("first_offset"), F.max("offset").alias("last_offset"),
-                     F.count("*").alias("records"),
-                     F.min(F.when(F.col("bad"), F.col("offset"))).alias("mismatch_at"),
-                     F.min(F.when(F.col("next_offset") > F.col("offset") + 1, F.col("offset"))).alias("gap_after_offset")))
-    described = (records.where(F.col("section").isin("log", "snapshot")).groupBy("copy_id")
-                 .agg(F.max(F.when(F.col("section") == "snapshot", F.col("snapshot_end_offset"))).alias("snapshot_end_offset"),
-                      F.min("source_kind").alias("record_source_kind"),
-                      F.first("source_broker_id", ignorenulls=True).alias("record_broker_id")))
-    facts = copy_facts.groupBy("copy_id").agg(F.first("source_broker_id", ignorenulls=True).alias("fact_broker_id"),
-                                              F.first("log_dir", ignorenulls=True).alias("log_dir"))
-    rows = facts.join(described, "copy_id", "full").join(per_copy, "copy_id", "left").collect()
+def _invert(text: Optional[str]) -> tuple:
+    """Sort key that puts the smaller hash first under ``max`` (deterministic ties)."""
+    return tuple(-ord(c) for c in (text or ""))
+
+
+FLAGS_DDL = "copy_id string, offset long, bad boolean, snapshot_end_offset long, source_kind string, source_broker_id int"
+SUMMARY_DDL = ("copy_id string, first_offset long, last_offset long, records long, mismatch_at long, "
+               "gap_after_offset long, snapshot_end_offset long, snapshot_ends array<long>, record_source_kind string, "
+               "record_broker_id int")
+
+
+def _copy_summary(pdf):
+    """One copy's rows (log offsets with their flag, plus snapshot rows) -> its summary row."""
+    import pandas as pd
+
+    log = pdf[pdf["offset"].notna()]
+    offsets = sorted(set(int(o) for o in log["offset"]))
+    gap = next((a for a, b in zip(offsets, offsets[1:], strict=False) if b > a + 1), None)
+    bad = log[log["bad"].fillna(False).astype(bool)]
+    ends = sorted(set(int(v) for v in pdf["snapshot_end_offset"].dropna()))
+    kinds = sorted(k for k in pdf["source_kind"].dropna().unique())
+    brokers = [int(b) for b in pdf["source_broker_id"].dropna()]
+    return pd.DataFrame([{
+        "copy_id": pdf["copy_id"].iloc[0], "first_offset": offsets[0] if offsets else None,
+        "last_offset": offsets[-1] if offsets else None, "records": len(offsets),
+        "mismatch_at": int(bad["offset"].min()) if len(bad) else None, "gap_after_offset": gap,
+        "snapshot_end_offset": ends[-1] if ends else None, "snapshot_ends": ends,
+        "record_source_kind": kinds[0] if kinds else None, "record_broker_id": brokers[0] if brokers else None,
+    }]).astype({"first_offset": "Int64", "last_offset": "Int64", "mismatch_at": "Int64", "gap_after_offset": "Int64",
+                "snapshot_end_offset": "Int64", "record_broker_id": "Int32"})
+
+
+def _summaries(records: DataFrame, copy_facts: DataFrame) -> List[dict]:
+    """One Spark job: group by offset to find each offset's winner, then by copy to summarise each copy."""
+    log = records.where(F.col("section") == "log")
+    entry = F.struct("copy_id", "leader_epoch", "record_hash", "source_kind", "source_broker_id",
+                     (~(F.col("is_control") & F.col("record_type").isNull())).alias("known"))
+    flags = log.groupBy("offset").agg(F.collect_list(entry).alias("e")).mapInArrow(_offset_flags, FLAGS_DDL)
+    snapshots = records.where(F.col("section") == "snapshot").select(
+        "copy_id", F.lit(None).cast("long").alias("offset"), F.lit(None).cast("boolean").alias("bad"),
+        "snapshot_end_offset", "source_kind", "source_broker_id")
+    summary = flags.unionByName(snapshots).groupBy("copy_id").applyInPandas(_copy_summary, SUMMARY_DDL)
+    by_id = {r["copy_id"]: r.asDict() for r in summary.collect()}
+    for fact in copy_facts.collect():
+        row = by_id.setdefault(fact["copy_id"], {"copy_id": fact["copy_id"], "records": 0, "snapshot_ends": []})
+        row["log_dir"] = fact["log_dir"]
+        row["fact_broker_id"] = fact["source_broker_id"]
     out = []
-    for r in rows:
-        d = r.asDict()
-        d["source_broker_id"] = d.pop("fact_broker_id") if d.get("fact_broker_id") is not None else d.get("record_broker_id")
-        d["source_kind"] = "segment" if d.get("log_dir") else (d.get("record_source_kind") or "segment")
-        d["records"] = d.get("records") or 0
+    for d in by_id.values():
+        for key in ("first_offset", "last_offset", "mismatch_at", "gap_after_offset", "snapshot_end_offset",
+                    "record_source_kind", "record_broker_id", "log_dir", "fact_broker_id"):
+            d.setdefault(key, None)
+        d["source_broker_id"] = d["fact_broker_id"] if d["fact_broker_id"] is not None else d["record_broker_id"]
+        d["source_kind"] = "segment" if d["log_dir"] else (d["record_source_kind"] or "segment")
+        d["records"] = int(d.get("records") or 0)
+        d["snapshot_ends"] = list(d.get("snapshot_ends") or [])
         out.append(d)
     return out
 
@@ -89,37 +140,23 @@ def _sequence_snapshot(auth: dict, snapshot_ends: List[int]) -> Optional[int]:
 def compute_copies(records: DataFrame, copy_facts: DataFrame) -> Tuple[DataFrame, DataFrame]:
     """(copies rows of bronze_metadata_copies without run columns, records with ``in_authoritative_sequence``).
 
-    :param records: bronze_metadata_records payload rows (persisted by the caller: it is scanned a few times).
+    ``diverges_at_offset`` is the first offset where a copy holds something other than the authoritative
+    entry at that offset (highest epoch, then most copies): exactly where it differs from the authoritative
+    copy whenever that copy is consistent, which is the normal case.
+
+    :param records: bronze_metadata_records payload rows (persisted by the caller: it is scanned twice).
     :param copy_facts: one row per copy known to exist even without records: copy_id, source_broker_id, log_dir.
     """
     spark = records.sparkSession
-    # A control record printed as an empty line (kafka-dump-log --skip-record-metadata) has no type: it
-    # counts for a copy's extent but takes no part in comparing copies.
-    log = (records.where(F.col("section") == "log")
-           .select("copy_id", "offset", "leader_epoch", "record_hash",
-                   (~(F.col("is_control") & F.col("record_type").isNull())).alias("known"))
-           .dropDuplicates())
-    copies = _summaries(records, copy_facts, log)
+    copies = _summaries(records, copy_facts)
     auth = _pick_authoritative(copies)
-    diverges: Dict[str, int] = {}
-    sequence_snapshot = None
-    if auth is not None:
-        auth_id = auth["copy_id"]
-        known = log.where(F.col("known"))
-        auth_log = known.where(F.col("copy_id") == auth_id).select(
-            "offset", F.col("leader_epoch").alias("a_epoch"), F.col("record_hash").alias("a_hash"))
-        diverges = {r["copy_id"]: r["at"] for r in
-                    known.join(auth_log, "offset").where(~_same_entry("leader_epoch", "record_hash", "a_epoch", "a_hash"))
-                    .groupBy("copy_id").agg(F.min("offset").alias("at")).collect()}
-        ends = [r[0] for r in records.where((F.col("copy_id") == auth_id) & (F.col("section") == "snapshot"))
-                .select("snapshot_end_offset").distinct().collect() if r[0] is not None]
-        sequence_snapshot = _sequence_snapshot(auth, ends)
+    sequence_snapshot = _sequence_snapshot(auth, auth["snapshot_ends"]) if auth is not None else None
     rows = []
     for c in sorted(copies, key=lambda c: c["copy_id"]):
         is_auth = auth is not None and c["copy_id"] == auth["copy_id"]
         rows.append((c["copy_id"], c["source_broker_id"], c["snapshot_end_offset"], c["first_offset"], c["last_offset"],
-                     int(c["records"]), is_auth, diverges.get(c["copy_id"]), c["gap_after_offset"],
-                     sequence_snapshot if is_auth else None, c["source_kind"], c.get("log_dir")))
+                     c["records"], is_auth, c["mismatch_at"], c["gap_after_offset"],
+                     sequence_snapshot if is_auth else None, c["source_kind"], c["log_dir"]))
     copies_df = spark.createDataFrame(rows, COPIES_DDL)
     return copies_df, _flag_sequence(records, auth["copy_id"] if auth else None, sequence_snapshot)
 

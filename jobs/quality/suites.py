@@ -128,6 +128,7 @@ def _no_groups(query: str, columns: Sequence[str], key: str, why: str) -> Rule:
 # ---- column rules: bronze and silver ---------------------------------------------------------------------
 
 _TOPIC_NAME_COLUMNS = ("topic_name", "topic")
+UUID_COLUMNS = ("topic_id", "directory_id", "live_topic_id", "assigned_directory_id")
 
 
 def column_rules(columns: Sequence[str]) -> List[Rule]:
@@ -138,7 +139,7 @@ def column_rules(columns: Sequence[str]) -> List[Rule]:
         rules.append(_not_null("capture_id", "every row has a capture"))
     if "run_id" in have:
         rules.append(_not_null("run_id", "every row has the run that wrote it"))
-    for col in ("topic_id", "directory_id"):
+    for col in UUID_COLUMNS:
         if col in have:
             rules.append(_regex(col, KAFKA_UUID_REGEX, f"{col} is a Kafka Uuid: 22 chars of base64url"))
     if "topic_id" in have:
@@ -157,9 +158,9 @@ def column_rules(columns: Sequence[str]) -> List[Rule]:
     for col in ("partition", "partition_id"):
         if col in have:
             rules.append(_at_least(col, 0, "partitions are >= 0"))
-    for col in ("broker_id", "source_broker_id"):
+    for col in ("broker_id", "source_broker_id", "block_broker_id"):
         if col in have:
-            rules.append(_at_least(col, 0, "broker ids are >= 0"))
+            rules.append(_at_least(col, -1, "broker ids are >= 0 (-1: unknown, e.g. a producer-id pointer)"))
     for col in ("bytes", "size"):
         if col in have:
             rules.append(_at_least(col, 0, "sizes are >= 0"))
@@ -168,6 +169,9 @@ def column_rules(columns: Sequence[str]) -> List[Rule]:
         rules.append(_at_least("block_start", 0, "producer ids are >= 0"))
     if "producer_id" in have:
         rules.append(_at_least("producer_id", 0, "producer ids are >= 0"))
+    if "partition_count" in have and "partition" in have:
+        rules.append(_no_rows("partition >= partition_count", ("partition", "partition_count"),
+                              "partition:below_count", "a partition number is below the topic's partition count"))
     return rules
 
 
@@ -211,10 +215,36 @@ def _bronze_and_silver_rules() -> Dict[str, List[Rule]]:
         ],
         "bronze_reported_replicas": [],
         "bronze_producer_states": [],
+        "silver_brokers": [
+            _unique(("capture_id", "broker_id"), "one row per broker"),
+            _in_set("state", ("active", "fenced", "controlled_shutdown", "absent"), "broker states are known"),
+        ],
+        "silver_topic_incarnations": [
+            _unique(("capture_id", "topic_id", "topic_name"), "one row per incarnation"),
+            _no_rows("deleted AND is_live", ("deleted", "is_live"), "deleted:not_live",
+                     "a deleted incarnation is not live"),
+        ],
+        "silver_partition_assignments": [
+            _unique(("capture_id", "topic_id", "topic_name", "partition"), "one row per partition"),
+        ],
+        "silver_replicas": [
+            _unique(("capture_id", "broker_id", "log_dir", "dir_name"), "one row per replica dir"),
+            _in_set("entry_kind", ("partition", "future", "delete", "stray"), "replica dir kinds are known"),
+            _in_set("classification", ("valid", "missing_partition_metadata", "corrupt_partition_metadata",
+                                       "stale_topic_id", "topic_id_changed", "orphan", "deleted",
+                                       "stray_not_assigned", "delete_dir", "stray_dir"),
+                    "classifications are known"),
+            _in_set("id_state", ("live", "deleted", "unknown", "none"), "topic id states are known"),
+        ],
         "silver_producer_id_blocks": [
-            _not_null("broker_id", "every block has an owner"),
-            _not_null("block_start", "every block has a start"),
-            _not_null("block_end", "every block has an end"),
+            _unique(("capture_id", "source", "seq"), "one row per allocation record"),
+            _not_null("broker_id", "every block has an owner (-1 when unknown)"),
+            _no_rows("coalesce(is_allocation, true) AND first_producer_id > last_producer_id",
+                     ("is_allocation", "first_producer_id", "last_producer_id"), "first_producer_id:start_le_end",
+                     "a producer-id block starts at or before its end"),
+            _no_rows("coalesce(is_allocation, true) AND first_producer_id < 0",
+                     ("is_allocation", "first_producer_id"), "first_producer_id:non_negative",
+                     "producer ids are >= 0"),
         ],
     }
 

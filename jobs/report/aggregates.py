@@ -205,15 +205,41 @@ def _bounded_rows(scope_df, limit: int) -> List[Dict[str, Any]]:
     return out
 
 
+# silver_producer_id_blocks names -> the timeline's names (a frame may already use the latter)
+PID_ALIASES = {"block_start": "first_producer_id", "block_end": "last_producer_id", "offset": "seq",
+               "allocated_at": "event_time"}
+
+
+def normalize_pid_blocks(pid_df):
+    """silver_producer_id_blocks (or any frame with broker_id, block_start, block_end[, source, offset,
+    allocated_at]) as allocations only, with the timeline's column names."""
+    from pyspark.sql import functions as F
+
+    have = set(pid_df.columns)
+    df = pid_df
+    if "is_allocation" in have:  # pointers to the next block are not blocks
+        df = df.where(F.coalesce(F.col("is_allocation"), F.lit(True)))
+    for name, silver_name in PID_ALIASES.items():
+        if name not in have and silver_name in have:
+            df = df.withColumnRenamed(silver_name, name)
+    have = set(df.columns)
+    missing = {"broker_id", "block_start", "block_end"} - have
+    if missing:
+        raise ValueError(f"pid_blocks_df lacks columns {sorted(missing)} (or their silver names "
+                         f"{[PID_ALIASES[m] for m in sorted(missing) if m in PID_ALIASES]}); it has {sorted(pid_df.columns)}")
+    return df
+
+
 def _pid_blocks(pid_df, limit: int):
     from pyspark.sql import functions as F
 
-    if pid_df is None or limit <= 0:
-        return [], 0 if pid_df is None else pid_df.count()
-    have = set(pid_df.columns)
-    missing = {"broker_id", "block_start", "block_end"} - have
-    if missing:
-        raise ValueError(f"pid_blocks_df lacks columns {sorted(missing)}; it has {sorted(have)}")
+    if pid_df is None:
+        return [], 0
+    df = normalize_pid_blocks(pid_df)
+    total = df.count()
+    if limit <= 0:
+        return [], total
+    have = set(df.columns)
     order = []
     if "allocated_at" in have:
         order.append(F.col("allocated_at").desc_nulls_last())
@@ -225,8 +251,7 @@ def _pid_blocks(pid_df, limit: int):
     cols.append(F.col("offset").cast("long") if "offset" in have else F.lit(None).cast("long").alias("offset"))
     cols.append(F.unix_micros("allocated_at").alias("allocated_us") if "allocated_at" in have
                 else F.lit(None).cast("long").alias("allocated_us"))
-    total = pid_df.count()
-    rows = pid_df.orderBy(*order).limit(limit).select(*cols).collect()
+    rows = df.orderBy(*order).limit(limit).select(*cols).collect()
     blocks = [{"broker_id": r["broker_id"], "block_start": r["block_start"], "block_end": r["block_end"],
                "source": r["source"], "offset": r["offset"], "allocated_at": iso_from_micros(r["allocated_us"])}
               for r in reversed(rows)]

@@ -16,7 +16,16 @@ from typing import Any, Dict, List, Optional, Sequence
 from .aggregates import SEVERITIES, ReportData
 from .remediation import BrokerPlan
 from .settings import ReportSettings
-from .svg import COLORS, esc, hbar_chart, human_bytes, pid_timeline, stacked_hbar_chart, trend_chart
+from .svg import (
+    COLORS,
+    esc,
+    hbar_chart,
+    human_bytes,
+    pid_timeline,
+    source_kind,
+    stacked_hbar_chart,
+    trend_chart,
+)
 
 TABLE_COLUMNS = (
     # (header, row key, type for sorting)
@@ -132,9 +141,8 @@ def _pid_section(data: ReportData) -> str:
     shown = len(data.pid_blocks)
     note = (f"{shown} most recent of {data.pid_blocks_total} blocks shown."
             if data.pid_blocks_total > shown else f"{shown} blocks.")
-    sources = sorted({str(b.get("source") or "other").lower() for b in data.pid_blocks})
-    sw = "".join(f'<span class="sw sw-{esc(s if s in ("kraft", "zk", "migration") else "other")}"></span>{esc(s)}'
-                 for s in sources)
+    sources = sorted({str(b.get("source") or "unknown source") for b in data.pid_blocks})
+    sw = "".join(f'<span class="sw sw-{source_kind(s)}"></span>{esc(s)}' for s in sources)
     return (
         '<section id="pid"><div class="panel"><h2>Producer-id blocks by broker</h2>'
         f'<div class="legend">{sw}<span class="sw sw-overlap"></span>overlaps another block'

@@ -15,6 +15,15 @@ SOURCE_COLORS = {"kraft": "#2e86c1", "zk": "#7d3c98", "migration": "#16a085"}
 FLAG_COLORS = {"overlap": "#c0392b", "regression": "#d68910"}
 
 
+def source_kind(source: Any) -> str:
+    """kraft_log / kraft_snapshot -> kraft, zk_znode / zk_log -> zk, migration, else other."""
+    text = str(source or "").lower()
+    for kind in ("kraft", "zk", "migration"):
+        if text.startswith(kind):
+            return kind
+    return "other"
+
+
 def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
@@ -188,11 +197,11 @@ def pid_timeline(chart_id: str, blocks: Sequence[Dict[str, Any]], width: int = 1
         parts.append(f'<rect x="{label_w}" y="{y}" width="{plot_w}" height="{lane_h - 4}" class="lane"/>'
                      f'<text x="{label_w - 8}" y="{y + 17}" text-anchor="end" class="label">broker {esc(broker)}</text>')
     lane_of = {b: n for n, b in enumerate(brokers)}
-    for i, (block, flag) in enumerate(zip(blocks, flags)):
+    for i, (block, flag) in enumerate(zip(blocks, flags, strict=True)):
         y = top + lane_of[str(block["broker_id"])] * lane_h
         x = label_w + i * step
         w = max(step - 2, 1.5)
-        fill = FLAG_COLORS.get(flag) or SOURCE_COLORS.get(str(block.get("source") or "").lower(), "#5d6d7e")
+        fill = FLAG_COLORS.get(flag) or SOURCE_COLORS.get(source_kind(block.get("source")), "#5d6d7e")
         when = block.get("allocated_at") or (f"offset {block['offset']}" if block.get("offset") is not None else "")
         rng = f"{block['block_start']}–{block['block_end']}"
         tip = (f"broker {block['broker_id']}: producer ids {rng}"

@@ -107,6 +107,7 @@ def run(scenario_name: str, out: str, params: SimParams, force: bool = False) ->
         shutil.rmtree(work, ignore_errors=True)
     if params.packed:
         stats["packs"] = pack_brokers(sim, out)
+    os.utime(out, ns=(sim.capture_ms * 1_000_000,) * 2)  # the work dir's removal touched it
     stats.update({"scenario": spec.name, "out": out, "seed": params.seed, "brokers": len(sim.broker_ids),
                   "metadata_records": sim.log.record_count if sim.log else 0,
                   "expected_findings": len(sim.expected), "seconds": round(time.monotonic() - started, 2)})

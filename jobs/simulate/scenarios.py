@@ -105,7 +105,7 @@ def _recreate_while_down(sim: Simulation, down: int = 3, also_reassign: bool = F
     sim.create_topic("clicks", 3, 3, replicas=[[1, 2, 3], [2, 3, 4], [3, 4, 1]])
     if also_reassign:
         sim.create_topic("ledger", 2, 3, replicas=[[1, 2, 3], [2, 4, 1]])
-    sim.advance(days(5))
+    sim.advance_to_before_capture(days(5))  # incidents inside the retained metadata log
     sim.stop_broker(down)
     sim.advance(hours(1))
     if also_reassign:
@@ -134,7 +134,7 @@ def reassigned_while_down(sim: Simulation) -> None:
     sim.start_kraft_cluster()
     everyday_topics(sim, producers=False)
     sim.create_topic("ledger", 3, 3, replicas=[[1, 2, 3], [2, 3, 4], [3, 4, 1]])
-    sim.advance(days(4))
+    sim.advance_to_before_capture(days(5))
     sim.stop_broker(3)
     sim.advance(hours(2))
     sim.reassign("ledger", 0, [1, 2, 4])
@@ -189,7 +189,7 @@ def delete_incomplete(sim: Simulation) -> None:
     sim.start_kraft_cluster()
     everyday_topics(sim, producers=False)
     sim.create_topic("sessions", 3, 3, replicas=[[1, 2, 4], [2, 4, 3], [4, 3, 1]])
-    sim.advance(days(20))
+    sim.advance_to_before_capture(days(3))
     sim.stop_broker(4)
     sim.advance(hours(3))
     topic_id = sim.delete_topic("sessions")
@@ -448,7 +448,7 @@ def missing_replica(sim: Simulation) -> None:
 def pid_block_overlap(sim: Simulation) -> None:
     sim.start_kraft_cluster()
     everyday_topics(sim)
-    sim.advance(days(2))
+    sim.advance_to_before_capture(days(4))
     second = sim.allocate_producer_ids(2)
     sim.produce("orders", 1, second.first + 5, 10)
     sim.advance(days(1))
@@ -468,6 +468,7 @@ def pid_block_overlap(sim: Simulation) -> None:
 def pid_regression(sim: Simulation) -> None:
     sim.start_kraft_cluster()
     everyday_topics(sim)
+    sim.advance_to_before_capture(days(4))
     for broker in (2, 3, 4, 1):
         sim.allocate_producer_ids(broker)
         sim.advance(hours(5))
@@ -512,7 +513,7 @@ def pid_migration_reuse(sim: Simulation) -> None:
         sim.advance(hours(7))
     last_zk = blocks[-1]
     sim.produce("orders", 0, last_zk.first + 1, 15)
-    sim.advance(days(24))  # the migration happens 3 days before the capture: its records are in the retained log
+    sim.advance_to_before_capture(days(3))  # the migration's records stay in the retained log
     kraft_block = migrate(sim, buggy=True, allocate_to=1)
     sim.produce("payments", 0, kraft_block.first + 1, 8)
     sim.advance(days(1))
@@ -601,7 +602,7 @@ def partition_count_increase(sim: Simulation) -> None:
     sim.start_kraft_cluster()
     everyday_topics(sim)
     sim.create_topic("clicks", 4, 3)
-    sim.advance(days(25))
+    sim.advance_to_before_capture(days(2))
     sim.add_partitions("clicks", 8)
     sim.advance(days(1))
     sim.expect("PARTITION_COUNT_CHANGED", topic_name="clicks", topic_id=uid(sim.topic_id("clicks")))
@@ -616,9 +617,9 @@ def partition_count_increase(sim: Simulation) -> None:
 def metadata_log_divergence(sim: Simulation) -> None:
     sim.start_kraft_cluster()
     everyday_topics(sim)
-    sim.advance(days(20))
+    sim.advance_to_before_capture(days(4))
     sim.stop_broker(4)  # lagging copy: a prefix, not a divergence
-    sim.advance(days(2))
+    sim.advance(days(1))
     # The leader (epoch E) appends two records and loses leadership before they commit; broker 5 had fetched
     # them and dies before it learns of epoch E+1, whose leader starts its epoch at the same offset.
     cut = sim.log.next_offset
@@ -664,11 +665,12 @@ def demo(sim: Simulation) -> None:
     sim.create_topic("ledger", 3, 3, replicas=[[5, 1, 2], [6, 2, 3], [5, 3, 1]])
     sim.create_topic("tmp-exports", 2, 3, replicas=[[1, 2, 3], [2, 3, 6]])
     sim.create_topic("notifications", 6, 2)
-    sim.create_topic("user-profiles", 3, 3, configs={"cleanup.policy": "compact"})
+    sim.create_topic("user-profiles", 3, 3, replicas=[[1, 2, 3], [2, 3, 6], [3, 1, 5]],
+                     configs={"cleanup.policy": "compact"})
     sim.advance(days(8))
     block = sim.allocate_producer_ids(2)
     sim.produce("shipments", 0, block.first + 1, 10)
-    sim.advance(days(6))
+    sim.advance_to_before_capture(days(5))  # the incidents stay inside the retained metadata log
     # broker 4 goes down; clicks is deleted and re-created meanwhile -> STALE_TOPIC_ID x4 on broker 4
     sim.stop_broker(4)
     sim.advance(hours(1))
@@ -680,22 +682,22 @@ def demo(sim: Simulation) -> None:
     sim.reassign("ledger", 0, [1, 2, 6])
     sim.advance(hours(2))
     sim.start_broker(5)
-    sim.advance(days(2))
+    sim.advance(hours(20))
     # tmp-exports deleted; broker 2's delete task fails -> LINGERING_DELETE_DIR
     sim.fleet.broken_delete.add(2)  # broker 2's delete task fails: its -delete dirs stay
     sim.delete_topic("tmp-exports")
-    sim.advance(days(1))
+    sim.advance(hours(16))
     # an overlapping producer-id block
     reg = sim.kraft.image.brokers[3]
     sim.kraft.write_producer_ids_record(3, reg.epoch, sim.kraft.image.next_producer_id + 500)
-    sim.advance(days(1))
+    sim.advance(hours(16))
     sim.add_partitions("notifications", 8)  # PARTITION_COUNT_CHANGED (info)
     _, replica = sim.replica_on(1, "user-profiles", next(p for p, part in
                                                          sim.live_topic("user-profiles").partitions.items()
                                                          if 1 in part.replicas))
     replica.pm_missing = True
     lost = add_entry(sim, 3, "lost+found", True)
-    sim.advance(days(1))
+    sim.advance(hours(16))
     for p in range(4):
         if sim.fleet[4].find("clicks", p):
             expect_replica(sim, "STALE_TOPIC_ID", 4, "clicks", p, old_clicks)

@@ -122,6 +122,13 @@ class Simulation:
         self.clock.now = max(self.clock.now, target)
         self._housekeeping()
 
+    def advance_to_before_capture(self, ms_before: int) -> None:
+        """Jump to ``ms_before`` before the capture (incidents go there, inside the retained metadata log)."""
+        target = self.capture_ms - ms_before
+        if target < self.now:
+            raise ValueError(f"the story is already past capture - {ms_before} ms")
+        self.advance(target - self.now)
+
     def _housekeeping(self) -> None:
         now = self.clock.now
         if self.zk is not None:
@@ -381,6 +388,8 @@ class Simulation:
 
     def finish(self) -> None:
         """Advance to capture time (padding on the way) and close the metadata log."""
+        if self.now > self.capture_ms:
+            raise ValueError(f"scenario {self.scenario!r} ran {self.now - self.capture_ms} ms past the capture time")
         self.pad_metadata(self.capture_ms - 10 * MINUTE)
         if self.now < self.capture_ms:
             self.advance(self.capture_ms - self.now)

@@ -72,9 +72,16 @@ class DeltaSparkBackend:
         return bool(self.delta_table.isDeltaTable(self.spark, location))
 
     def create(self, spec: TableSpec, location: str) -> int:
+        self._ensure(spec, location)
+        return self.version(location)
+
+    def _ensure(self, spec: TableSpec, location: str) -> None:
+        """CREATE TABLE IF NOT EXISTS with the registry's schema, partitioning and comments."""
+        if self.exists(location):
+            return
         builder = self.delta_table.createIfNotExists(self.spark)
         builder = builder.tableName(location) if is_catalog_name(location) else builder.location(location)
-        for field, column in zip(spec.spark_schema().fields, spec.columns):
+        for field, column in zip(spec.spark_schema().fields, spec.columns, strict=True):
             builder = builder.addColumn(field.name, field.dataType, nullable=field.nullable,
                                         comment=column.doc or None)
         if spec.partition_by:
@@ -82,7 +89,6 @@ class DeltaSparkBackend:
         if spec.description:
             builder = builder.comment(spec.description)
         builder.execute()
-        return self.version(location)
 
     # ------------------------------------------------------------------ reads
 
@@ -110,7 +116,7 @@ class DeltaSparkBackend:
     # ------------------------------------------------------------------ writes
 
     def append(self, spec: TableSpec, location: str, df, run_id: Optional[str]) -> int:
-        self.create(spec, location)
+        self._ensure(spec, location)
         meta = _user_metadata("APPEND", run_id)
         return self._run(spec, location, "append",
                          lambda: self._save(df.write.format("delta").mode("append").option("userMetadata", meta),
@@ -118,7 +124,7 @@ class DeltaSparkBackend:
 
     def replace_slice(self, spec: TableSpec, location: str, df, slice_values: Mapping[str, SliceValue],
                       run_id: Optional[str]) -> int:
-        self.create(spec, location)
+        self._ensure(spec, location)
         writer = (df.write.format("delta").mode("overwrite")
                   .option("replaceWhere", slice_predicate(slice_values))
                   .option("userMetadata", _user_metadata("REPLACE SLICE", run_id)))
@@ -126,7 +132,7 @@ class DeltaSparkBackend:
 
     def merge(self, spec: TableSpec, location: str, source, on: Sequence[str],
               clauses: Sequence[mc.MergeClause], run_id: Optional[str]) -> int:
-        self.create(spec, location)
+        self._ensure(spec, location)
 
         def attempt() -> None:
             builder = self._table(location).alias(TARGET).merge(source.alias(SOURCE), key_condition(on))

@@ -354,28 +354,39 @@ class EmbeddedBackend:
         target = self._read_files(spec, paths, files, tagged=True).alias("t")
         src = source.alias("s")
 
-        # pass 1: which target files hold a row some clause changes (small aggregate: one row per file)
+        # pass 1 (one Spark job, one small row per file): which target files hold a row some clause
+        # changes, and how many source rows act on one target row at most (more than one is ambiguous)
         touched: set = set()
+        changed = []
         if matched:
             hits = target.join(src, condition, "inner").filter(_any_condition(matched))
-            per_file = (hits.groupBy(FILE_COL, ROW_COL).count()
-                        .groupBy(FILE_COL).agg(F.max("count").alias("n")).collect())
+            changed.append(hits.groupBy(FILE_COL, ROW_COL).count().select(FILE_COL, F.col("count").alias("n")))
+        if by_source:
+            gone = target.join(src, condition, "left_anti").filter(_any_condition(by_source))
+            changed.append(gone.select(FILE_COL, F.lit(1).cast("long").alias("n")))
+        if changed:
+            per_file = (functools.reduce(lambda a, b: a.unionByName(b), changed)
+                        .groupBy(FILE_COL).agg(F.max("n").alias("n")).collect())
             doubled = [r[FILE_COL] for r in per_file if r["n"] > 1]
             if doubled:
                 raise DuplicateSourceRowsError(
                     f"merge into {spec.name}: several source rows match the same target row (in {len(doubled)} "
                     f"file(s)) on keys {list(on)}; de-duplicate the source by its keys")
-            touched |= {r[FILE_COL] for r in per_file}
-        if by_source:
-            gone = target.join(src, condition, "left_anti").filter(_any_condition(by_source))
-            touched |= {r[FILE_COL] for r in gone.select(FILE_COL).distinct().collect()}
+            touched = {r[FILE_COL] for r in per_file}
         rewrite = _files_named(files, touched)
 
-        # pass 2: new content of the touched files, plus inserted rows, written by Spark
+        # pass 2: new content of the touched files, plus inserted rows, written by Spark. Each target row
+        # comes out once: acted on by a matched clause (unique, checked above), matched but left alone,
+        # or unmatched (by-source clauses).
         parts = []
         if rewrite:
-            old = self._read_files(spec, paths, rewrite).select(*spec.column_names).alias("t")
-            parts.append(_apply(old.join(src, condition, "inner"), matched, spec, keep_unmatched=True))
+            old = self._read_files(spec, paths, rewrite, tagged=True).alias("t")
+            matched_rows = old.join(src, condition, "left_semi")
+            if matched:
+                acted = old.join(src, condition, "inner").filter(_any_condition(matched))
+                parts.append(_apply(acted, matched, spec, keep_unmatched=True))
+                matched_rows = matched_rows.join(acted.select(FILE_COL, ROW_COL), [FILE_COL, ROW_COL], "left_anti")
+            parts.append(matched_rows.select(*spec.column_names))
             parts.append(_apply(old.join(src, condition, "left_anti"), by_source, spec, keep_unmatched=True))
         if inserts:
             fresh = src.join(target.select(*on).alias("t"), condition, "left_anti")
@@ -655,7 +666,7 @@ def _apply(joined, clauses: Sequence[mc.MergeClause], spec: TableSpec, keep_unma
     columns = []
     for name in spec.column_names:
         chain = None
-        for clause, when in zip(clauses, conditions):
+        for clause, when in zip(clauses, conditions, strict=True):
             if clause.action == mc.DELETE:
                 value = original(name)
             elif clause.copies_source:
@@ -667,7 +678,7 @@ def _apply(joined, clauses: Sequence[mc.MergeClause], spec: TableSpec, keep_unma
             chain = F.when(when, value) if chain is None else chain.when(when, value)
         columns.append(chain.otherwise(original(name)).alias(name))
     keep = None
-    for clause, when in zip(clauses, conditions):
+    for clause, when in zip(clauses, conditions, strict=True):
         verdict = F.lit(clause.action != mc.DELETE)
         keep = F.when(when, verdict) if keep is None else keep.when(when, verdict)
     keep = keep.otherwise(F.lit(keep_unmatched))

@@ -50,6 +50,7 @@ from .table_predicates import SliceValue, quote_identifier
 BACKENDS = ("auto", "embedded", "delta-spark")
 DELTA_CLASS = "io.delta.tables.DeltaTable"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SLICE_TYPES = {"string": str, "int": int, "long": int, "boolean": bool}
 
 
 def delta_classes_load(spark) -> bool:
@@ -277,9 +278,14 @@ class DeltaStore:
         for column, value in slice_values.items():
             if column not in spec.column_names:
                 raise ValueError(f"slice column {column!r} is not a column of {spec.name}: {list(spec.column_names)}")
-            if value is not None and not isinstance(value, (str, int, bool)):
-                raise TypeError(f"slice value for {column!r} is {value!r} ({type(value).__name__}); "
-                                f"expected str, int, bool or None")
+            column_type = spec.columns[spec.column_names.index(column)].type
+            wanted = _SLICE_TYPES.get(column_type)
+            if wanted is None:
+                raise ValueError(f"slice column {column!r} has type {column_type}; slices are on "
+                                 f"{sorted(_SLICE_TYPES)} columns")
+            if value is not None and (not isinstance(value, wanted) or (wanted is int and isinstance(value, bool))):
+                raise TypeError(f"slice value for {column!r} ({column_type}) is {value!r} "
+                                f"({type(value).__name__}); expected {wanted.__name__} or None")
             if value == "" and column in spec.partition_by:
                 raise ValueError(f"slice value '' for partition column {column!r}: Spark and Delta store an empty "
                                  f"partition value as null, so this slice cannot be told apart from null")

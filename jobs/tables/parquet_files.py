@@ -43,7 +43,7 @@ def partition_values_from_dir(rel_dir: str, partition_by: Sequence[str]) -> Dict
     if len(parts) != len(partition_by):
         raise ValueError(f"file folder {rel_dir!r} does not match partition columns {list(partition_by)}")
     values: Dict[str, Optional[str]] = {}
-    for part, column in zip(parts, partition_by):
+    for part, column in zip(parts, partition_by, strict=True):
         name, sep, raw = part.partition("=")
         if not sep or unescape_path_name(name) != column:
             raise ValueError(f"folder {part!r} in {rel_dir!r} is not a '{column}=<value>' partition folder")

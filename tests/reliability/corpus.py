@@ -49,8 +49,12 @@ from udfs.record_batch import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER, LOG_OVERHEA
 TOPIC_ID = "xWt6cg-LDx4r6BAz2rYsCg"  # a real id from tests/fixtures/kafka-devsample
 OTHER_TOPIC_ID = "MKXx1fIkQy2J9jXHhK8m1w"
 CLUSTER_ID = "EKJ41Lv86vWjqGSh58Dg2w"
-DIRECTORY_ID = "dY8vSxKUoccnQSccqw4OyQ"
+DIRECTORY_ID = "Zq3vSxKUoccnQSccqw4OyQ"  # not a devsample dir id: corpus log dirs never pose as real ones
 APPEND_MS = 1795390720000
+# Leader epoch 0: below every real metadata record's epoch (the devsample's start at 1), so a corpus segment
+# placed next to real copies of the metadata log always loses raft's highest-epoch rule and never becomes the
+# authoritative copy.
+EPOCH = 0
 WHEN = datetime(2026, 11, 22, 8, 32, 56, tzinfo=timezone.utc)
 SPARSE_SIZE = 10 << 30  # the "10 GiB sparse segment"
 BOMB_BYTES = 128 << 20  # decompressed size of every bomb: over the 64 MiB default limit
@@ -115,8 +119,8 @@ def _partition(pid: int, topic_id: str = TOPIC_ID) -> tuple:
 
 def good_prefix() -> bytes:
     """Two good metadata batches (3 records) at offsets 0..2: what every segment case starts with."""
-    return (encode_metadata_batch([_topic(), _partition(0)], 0, 1, APPEND_MS)
-            + encode_metadata_batch([_partition(1)], 2, 1, APPEND_MS + 1))
+    return (encode_metadata_batch([_topic(), _partition(0)], 0, EPOCH, APPEND_MS)
+            + encode_metadata_batch([_partition(1)], 2, EPOCH, APPEND_MS + 1))
 
 
 GOOD_RECORDS = 3
@@ -124,7 +128,7 @@ GOOD_RECORDS = 3
 
 def good_suffix(base_offset: int = 10) -> bytes:
     """One good batch (1 record) placed after a bad spot that does not stop framing."""
-    return encode_metadata_batch([_topic("payments", OTHER_TOPIC_ID)], base_offset, 1, APPEND_MS + 2)
+    return encode_metadata_batch([_topic("payments", OTHER_TOPIC_ID)], base_offset, EPOCH, APPEND_MS + 2)
 
 
 def record_bytes(value: Optional[bytes], key: Optional[bytes] = None, headers=(), offset_delta: int = 0) -> bytes:
@@ -145,7 +149,7 @@ def raw_batch(section: bytes, count: int, base_offset: int = 5, codec: int = 0, 
     total = RECORD_BATCH_OVERHEAD + len(section)
     length = total - LOG_OVERHEAD if batch_length is None else batch_length
     lod = max(count - 1, 0) if last_offset_delta is None else last_offset_delta
-    out = bytearray(HEADER.pack(base_offset, length, 1, magic, 0, attributes, lod, APPEND_MS, APPEND_MS, -1, -1, -1,
+    out = bytearray(HEADER.pack(base_offset, length, EPOCH, magic, 0, attributes, lod, APPEND_MS, APPEND_MS, -1, -1, -1,
                                 count))
     out += section
     return reseal(out)
@@ -179,7 +183,7 @@ def truncated_mid_header() -> Built:
 
 
 def truncated_mid_record() -> Built:
-    batch = encode_metadata_batch([_topic("a-long-topic-name-" * 4), _partition(0)], 3, 1, APPEND_MS)
+    batch = encode_metadata_batch([_topic("a-long-topic-name-" * 4), _partition(0)], 3, EPOCH, APPEND_MS)
     return _segment(batch[:RECORD_BATCH_OVERHEAD + 20])
 
 
@@ -202,7 +206,7 @@ def batch_below_overhead() -> Built:
 
 
 def crc_mismatch() -> Built:
-    batch = bytearray(encode_metadata_batch([_partition(2)], 3, 1, APPEND_MS))
+    batch = bytearray(encode_metadata_batch([_partition(2)], 3, EPOCH, APPEND_MS))
     batch[-3] ^= 0x40  # a byte of the record value; the stored CRC stays
     return _segment(bytes(batch), good_suffix())
 
@@ -563,6 +567,9 @@ def real_pack_lines() -> list:
     return out
 
 
+PACK_ENTRIES = 5  # meta.properties, orders-0/partition.metadata, orders-0/<segment>, orders-0, the log dir
+
+
 def _pack_with(extra: list, before_trailer: int = 2) -> Built:
     """A real pack with ``extra`` entry records inserted before its last entries; trailer counts kept true."""
     recs = real_pack_lines()
@@ -719,10 +726,10 @@ CASES: tuple = (
     _ps_case("producer_snapshot_empty", "producer_snapshot", lambda: Built(b"", offset=0), "empty_file"),
     Case("txn_index_partial_entry", "txn_index", txn_index_partial, "truncated_batch", 1, "replica",
          "00000000000000000000.txnindex", "txnindex"),
-    Case("offset_checkpoint_bad_line", "offset_checkpoint", offset_checkpoint_bad_line, "malformed_line", 0,
+    Case("offset_checkpoint_bad_line", "offset_checkpoint", offset_checkpoint_bad_line, "malformed_line", 1,
          "log_dir", "recovery-point-offset-checkpoint", "checkpoint"),
     Case("leader_epoch_checkpoint_bad_count", "leader_epoch_checkpoint", leader_epoch_checkpoint_bad_count,
-         "malformed_line", 0, "replica", "leader-epoch-checkpoint", "checkpoint"),
+         "record_count_mismatch", 2, "replica", "leader-epoch-checkpoint", "checkpoint"),
     # loose files
     Case("dump_log_garbage_line", "dump_log_text", dump_log_garbage, "malformed_line", 0, "loose",
          "metadata-dump.txt", "dump_log_text"),
@@ -731,15 +738,15 @@ CASES: tuple = (
     Case("log_dirs_bad_json", "log_dirs_json", log_dirs_bad_json, "bad_json", 0, "loose", "log-dirs.txt",
          "log_dirs_json"),
     # packed snapshots (hostile)
-    Case("pack_dotdot_path", "pack", pack_dotdot, "unsafe_path", 0, "loose", "broker-101.jsonl.gz",
+    Case("pack_dotdot_path", "pack", pack_dotdot, "unsafe_path", PACK_ENTRIES, "loose", "broker-101.jsonl.gz",
          "packed_snapshot"),
-    Case("pack_absolute_path", "pack", pack_absolute, "unsafe_path", 0, "loose", "broker-101.jsonl.gz",
+    Case("pack_absolute_path", "pack", pack_absolute, "unsafe_path", PACK_ENTRIES, "loose", "broker-101.jsonl.gz",
          "packed_snapshot"),
-    Case("pack_symlink_with_content", "pack", pack_symlink_with_content, "unsafe_member", 0, "loose",
+    Case("pack_symlink_with_content", "pack", pack_symlink_with_content, "unsafe_member", PACK_ENTRIES, "loose",
          "broker-101.jsonl.gz", "packed_snapshot"),
-    Case("pack_device_with_content", "pack", pack_device_with_content, "unsafe_member", 0, "loose",
+    Case("pack_device_with_content", "pack", pack_device_with_content, "unsafe_member", PACK_ENTRIES, "loose",
          "broker-101.jsonl.gz", "packed_snapshot"),
-    Case("pack_symlink_outside", "pack", pack_symlink_outside, None, 0, "loose", "broker-101.jsonl.gz",
+    Case("pack_symlink_outside", "pack", pack_symlink_outside, None, PACK_ENTRIES + 1, "loose", "broker-101.jsonl.gz",
          "packed_snapshot", why="a symlink is data in a pack: recorded with its target, never followed"),
     Case("pack_decompression_bomb", "pack", pack_bomb, "decompression_bomb", 0, "loose", "broker-101.jsonl.gz",
          "packed_snapshot"),

@@ -127,6 +127,13 @@ def test_odd_partition_values_are_stored_encoded_once(spark, store):
     assert active_paths(store.location("t_events"))[0].startswith("capture_id=a%3Ab%2Fc d%25e/")
 
 
+def test_partition_values_that_look_like_other_types_stay_text(spark, store):
+    ids = ["001", "2024-01-01", "1e3", "true", "NaN", " 7 ", "2024-01-01 00:00:00", "null"]
+    rows = [(c, "r1", i, None, None, None) for i, c in enumerate(ids)]
+    store.append("t_events", events(spark, rows))
+    assert_df(store.read("t_events"), EVENTS, rows)
+
+
 def test_empty_append_commits_nothing(spark, store):
     store.create("t_events")
     assert store.append("t_events", events(spark, []), run_id="r1") == 0
@@ -212,8 +219,12 @@ def test_slice_arguments_are_validated(spark, store):
         store.replace_slice("t_events", df, slice={"capture": "c1"})
     with pytest.raises(ValueError, match="non-empty dict"):
         store.replace_slice("t_events", df, slice={})
-    with pytest.raises(TypeError, match="float"):
+    with pytest.raises(TypeError, match=r"'capture_id' \(string\) is 1.5 \(float\); expected str or None"):
         store.replace_slice("t_events", df, slice={"capture_id": 1.5})
+    with pytest.raises(TypeError, match="expected int"):
+        store.replace_slice("t_events", df, slice={"k": True})
+    with pytest.raises(ValueError, match="has type timestamp"):
+        store.replace_slice("t_events", df, slice={"ts": None})
     with pytest.raises(ValueError, match="empty partition value"):
         store.replace_slice("t_events", df, slice={"capture_id": ""})
 
@@ -238,7 +249,7 @@ def test_merge_inserts_updates_and_marks_missing_rows(spark, store):
                .when_not_matched_insert_all()
                .when_not_matched_by_source_update(
                    set={"status": "'resolved'", "resolved_at": "timestamp'2024-01-02 00:00:00'", "run_id": "'r2'"},
-                   condition="t.status = 'open'")
+                   condition="status = 'open'")  # unqualified: only the target is in scope here
                .execute())
     assert version == 2
     assert_df(store.read("t_findings"), FINDINGS, [
@@ -305,6 +316,17 @@ def test_merge_refuses_two_source_rows_for_one_target_row(spark, store):
         store.merge("t_findings", source).when_matched_update_all().execute()
     assert store.version("t_findings") == 1
     assert orphan_files(store.location("t_findings")) == []
+
+
+def test_target_rows_matched_by_several_source_rows_that_no_clause_acts_on_stay_single(spark, store):
+    store.append("t_findings", findings(spark, BASE_FINDINGS).coalesce(1), run_id="r1")
+    source = findings(spark, [("f1", "open", 1, None, None, "r2"), ("f1", "open", 2, None, None, "r2")])
+    (store.merge("t_findings", source)
+     .when_matched_update_all(condition="s.bytes > 1000")   # acts on neither f1 copy
+     .when_not_matched_by_source_update(set={"status": "'resolved'"}, condition="t.status = 'open'")
+     .execute())
+    assert_df(store.read("t_findings"), FINDINGS, [
+        BASE_FINDINGS[0], ("f2", "resolved", 200, ts(2024, 1, 1), None, "r1"), BASE_FINDINGS[2]])
 
 
 def test_merge_builder_records_and_runs_nothing_until_execute(spark, store):

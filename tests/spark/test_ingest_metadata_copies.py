@@ -5,6 +5,7 @@ import pytest
 
 from jobs.ingest.metadata_copies import compute_copies
 
+
 def _log(copy, broker, entries, kind="segment", file="f.log"):
     return [(copy, broker, file, kind, "log", None, off, epoch, h, False, "X", None) for off, epoch, h in entries]
 

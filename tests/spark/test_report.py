@@ -34,8 +34,7 @@ def _frame(spark, table, rows):
 
 def load_scenario(spark, name):
     doc = json.loads((SCENARIOS / f"{name}_scenario.json").read_text())
-    pid = spark.createDataFrame(doc["pid_blocks"], "broker_id int, block_start long, block_end long, source string, "
-                                                   "offset long")
+    pid = _frame(spark, "silver_producer_id_blocks", doc["pid_blocks"])
     return (_frame(spark, "gold_findings", doc["findings"]), doc["run_summary"],
             _frame(spark, "gold_run_summary", doc["history"]), pid)
 

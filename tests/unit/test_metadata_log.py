@@ -26,6 +26,15 @@ def rel(p: Path) -> str:
     return str(p.relative_to(DEVSAMPLE))
 
 
+def test_metadata_record_field_order_used_positionally():
+    # records_of_batch builds MetadataRecord positionally (speed); a reordered dataclass must fail here
+    import dataclasses
+
+    assert [f.name for f in dataclasses.fields(MetadataRecord)] == [
+        "offset", "batch_base_offset", "batch_last_offset", "leader_epoch", "timestamp", "is_control", "type",
+        "api_key", "version", "data", "error", "raw_value", "position"]
+
+
 def test_fixture_inventory():
     assert len(METADATA_FILES) == 4 * 3 + 5  # 4 nodes x (2 segments + snapshot) + 5 log dirs with bootstrap
     assert sum(1 for p in METADATA_FILES if p.name == "bootstrap.checkpoint") == 5

@@ -359,3 +359,15 @@ def test_mutated_segments_never_raise(flips, cut):
         data[pos] = value
     consume(bytes(data[:cut]))
     consume(bytes(data))
+
+
+def test_data_after_a_long_hole_is_not_mistaken_for_a_zero_tail(tmp_path):
+    path = tmp_path / "00000000000000000000.log"
+    head = sample_batch(0)
+    with open(path, "wb") as fh:
+        fh.write(head)
+        fh.seek(len(head) + 1024**3)  # a 1 GiB hole, then stray bytes
+        fh.write(b"\x07" * 100)
+    items = list(rb.scan_headers(path))
+    assert isinstance(items[0], rb.BatchHeader)
+    assert items[-1].kind == "batch_too_small" and items[-1].offset == len(head)

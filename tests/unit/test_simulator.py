@@ -1,0 +1,425 @@
+"""The fleet simulator: every scenario decodes with the project's decoders and its ground truth is what the
+bytes say (checked by an independent replay, tests/unit/sim_replay.py); healthy captures have nothing to find;
+same seed, same tree; scale flags stream."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+
+import pytest
+
+from jobs.simulate import command
+from jobs.simulate.scenarios import CATALOGUE
+from jobs.simulate.simulation import SimParams
+from udfs import collector, metadata_log, partition_metadata, producer_state, properties_files, record_batch
+from udfs.errors import DecodeError
+
+from sim_replay import (
+    METADATA_DIR,
+    authoritative_copy,
+    capture_doc,
+    copy_files,
+    entries,
+    expected_doc,
+    log_dirs,
+    pm_result,
+    records,
+    replay,
+)
+
+CHECK_IDS = {
+    "STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "MISSING_REPLICA", "DUPLICATE_REPLICA", "WRONG_LOG_DIR",
+    "MISSING_PARTITION_METADATA", "CORRUPT_PARTITION_METADATA", "LINGERING_DELETE_DIR", "STRAY_DIR",
+    "UNKNOWN_LOG_DIR_ENTRY", "FOREIGN_LOG_DIR", "TOPIC_ID_DIVERGENCE", "PID_BLOCK_OVERLAP", "PID_BLOCK_REGRESSION",
+    "PID_MIGRATION_REUSE", "PID_OUTSIDE_BLOCKS", "DELETE_INCOMPLETE", "DELETE_WITHOUT_CREATE", "ZK_DELETE_STUCK",
+    "TOPIC_ID_CHANGED_WITHOUT_DELETE", "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE", "PARTITION_COUNT_CHANGED",
+    "METADATA_LOG_DIVERGENCE", "METADATA_LOG_GAP",
+}
+MATCH_KEYS = {"broker_id", "log_dir", "dir_name", "topic_name", "topic_id", "partition"}
+LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR) .+ \([\w.$]+\)$")
+SMALL = dict(seed=7, partitions_per_broker=2)
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory):
+    made = {}
+
+    def make(name: str, **overrides) -> str:
+        key = (name, tuple(sorted(overrides.items())))
+        if key not in made:
+            out = str(tmp_path_factory.mktemp(name.replace("-", "_")) / "capture")
+            params = SimParams(**{**SMALL, **overrides})
+            command.run(name, out, params)
+            made[key] = out
+        return made[key]
+    return make
+
+
+def _files(root: str):
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            yield dirpath, name, os.path.join(dirpath, name)
+
+
+def _decode_everything(root: str) -> dict:
+    """Decode every Kafka file with the project's decoders; returns counts, fails on any error."""
+    counts = {"metadata_records": 0, "segments": 0, "producer_snapshots": 0, "pm": 0}
+    for dirpath, name, path in _files(root):
+        parent = os.path.basename(dirpath)
+        if os.path.relpath(path, root).startswith("zk" + os.sep) or name.endswith(".json"):
+            continue
+        with open(path, "rb") as f:
+            head = f.read(1 << 20)
+        if (parent == METADATA_DIR and (name.endswith(".log") or name.endswith(".checkpoint"))) \
+                or name == "bootstrap.checkpoint":
+            recs = records(path)
+            bad = [r for r in recs if r.error is not None]
+            assert not bad, (path, bad[0].error)
+            assert recs, path
+            counts["metadata_records"] += len(recs)
+        elif name.endswith(".log"):
+            for item in record_batch.read_batches(path):
+                assert not isinstance(item, DecodeError), (path, item)
+                assert item.header.crc_valid is not False, path
+            counts["segments"] += 1
+        elif name.endswith(".snapshot"):
+            snap = producer_state.decode_producer_snapshot(head)
+            assert snap.error is None, (path, snap.error)
+            counts["producer_snapshots"] += 1
+        elif name == "meta.properties":
+            assert properties_files.parse_meta_properties(head).ok, path
+        elif name == "quorum-state":
+            assert properties_files.parse_quorum_state(head).error is None, path
+        elif name == "leader-epoch-checkpoint":
+            assert properties_files.parse_leader_epoch_checkpoint(head).error is None, path
+        elif name.endswith("-checkpoint"):
+            assert properties_files.parse_offset_checkpoint(head).error is None, path
+        elif name == ".kafka_cleanshutdown":
+            assert properties_files.parse_clean_shutdown(head).error is None, path
+        elif name == "partition.metadata":
+            counts["pm"] += 1
+    return counts
+
+
+def _find_dir(root: str, broker_id: int, log_dir: str, dir_name: str) -> str:
+    path = os.path.join(root, f"broker-{broker_id}", log_dir, dir_name)
+    assert os.path.isdir(path), path
+    return path
+
+
+def _check_expected_against_bytes(root: str, finding: dict) -> None:
+    """What each expected finding claims must be visible in the capture's bytes."""
+    check = finding["check_id"]
+    image, _, _ = replay(authoritative_copy(root)) if capture_doc(root)["mode"] != "zk" else (None, 0, 0)
+    if check in ("STALE_TOPIC_ID", "STRAY_NOT_ASSIGNED", "ORPHAN_REPLICA"):
+        path = _find_dir(root, finding["broker_id"], finding["log_dir"], finding["dir_name"])
+        on_disk = pm_result(path).topic_id
+        assert on_disk == finding["topic_id"]
+        if check == "STALE_TOPIC_ID":
+            assert image.names[finding["topic_name"]] != on_disk and on_disk not in image.topics
+        elif check == "STRAY_NOT_ASSIGNED":
+            part = image.topics[on_disk]["partitions"][finding["partition"]]
+            assert finding["broker_id"] not in part["replicas"]
+        else:
+            assert on_disk not in image.topics and on_disk not in image.removed
+            assert finding["topic_name"] not in image.names
+    elif check == "STRAY_DIR":
+        path = _find_dir(root, finding["broker_id"], finding["log_dir"], finding["dir_name"])
+        assert finding["dir_name"].endswith("-stray") and pm_result(path).ok
+    elif check == "LINGERING_DELETE_DIR":
+        assert _find_dir(root, finding["broker_id"], finding["log_dir"], finding["dir_name"]).endswith("-delete")
+    elif check == "MISSING_PARTITION_METADATA":
+        assert pm_result(_find_dir(root, finding["broker_id"], finding["log_dir"], finding["dir_name"])) is None
+    elif check == "CORRUPT_PARTITION_METADATA":
+        result = pm_result(_find_dir(root, finding["broker_id"], finding["log_dir"], finding["dir_name"]))
+        assert result is not None and not result.ok
+    elif check == "UNKNOWN_LOG_DIR_ENTRY":
+        path = os.path.join(root, f"broker-{finding['broker_id']}", finding["log_dir"], finding["dir_name"])
+        assert os.path.lexists(path)
+        view = next(v for v in log_dirs(root) if v.path == os.path.dirname(path))
+        kinds = {name: e.kind for name, _, e in entries(view)}
+        assert kinds[finding["dir_name"]] == "non_kafka"
+    elif check == "MISSING_REPLICA":
+        part = image.topics[finding["topic_id"]]["partitions"][finding["partition"]]
+        assert finding["broker_id"] in part["replicas"]
+        name = f"{finding['topic_name']}-{finding['partition']}"
+        broker_root = os.path.join(root, f"broker-{finding['broker_id']}")
+        assert not any(os.path.isdir(os.path.join(broker_root, d, name)) for d in os.listdir(broker_root))
+    elif check == "DUPLICATE_REPLICA":
+        broker_root = os.path.join(root, f"broker-{finding['broker_id']}")
+        copies = [d for d in os.listdir(broker_root) if os.path.isdir(os.path.join(broker_root, d, finding["dir_name"]))]
+        assert len(copies) == 2
+    elif check == "WRONG_LOG_DIR":
+        view = next(v for v in log_dirs(root) if v.broker_id == finding["broker_id"] and v.name == finding["log_dir"])
+        part = image.topics[finding["topic_id"]]["partitions"][finding["partition"]]
+        assigned = part["directories"][part["replicas"].index(finding["broker_id"])]
+        assert assigned != view.meta.directory_id and os.path.isdir(os.path.join(view.path, finding["dir_name"]))
+    elif check == "FOREIGN_LOG_DIR":
+        view = next(v for v in log_dirs(root) if v.name == finding["log_dir"])
+        registered = {d for b in image.brokers.values() for d in b.get("logDirs", [])}
+        assert view.meta.cluster_id != capture_doc(root)["cluster_id"] or view.meta.directory_id not in registered
+    elif check == "PARTITION_COUNT_CHANGED":
+        assert len(image.topics[finding["topic_id"]]["partitions"]) > 4
+    elif check == "DELETE_WITHOUT_CREATE":
+        segments, _ = copy_files(authoritative_copy(root))
+        first = records(segments[0])[0].offset
+        assert first == 0 and finding["topic_id"] in image.log_removed
+        assert finding["topic_id"] not in image.log_created and finding["topic_id"] not in image.created
+    elif check == "DELETE_INCOMPLETE":
+        assert finding["topic_id"] in image.log_removed
+        broker_root = os.path.join(root, f"broker-{finding['broker_id']}")
+        held = [d for ld in os.listdir(broker_root) for d in os.listdir(os.path.join(broker_root, ld))
+                if d.startswith(finding["topic_name"] + "-") and not d.endswith(("-delete", "-stray"))]
+        assert held
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+def test_every_scenario_decodes_and_its_ground_truth_is_in_the_bytes(capture, name):
+    root = capture(name)
+    doc, expected = capture_doc(root), expected_doc(root)
+    assert doc["format"] == "kafka-recon-capture" and doc["version"] == 1 and doc["scenario"] == name
+    assert set(b["state"] for b in doc["brokers"].values()) <= {"active", "fenced", "absent", "down"}
+    assert expected["scenario"] == name
+    for finding in expected["findings"]:
+        assert finding["check_id"] in CHECK_IDS
+        assert set(finding) - {"check_id"} <= MATCH_KEYS
+    counts = _decode_everything(root)
+    assert counts["pm"] > 0 and counts["segments"] > 0
+    if doc["mode"] != "zk":
+        assert counts["metadata_records"] > 0
+    for view in log_dirs(root):
+        assert view.meta.ok and view.meta.version == (0 if doc["mode"] in ("zk", "migration") else 1)
+    for finding in expected["findings"]:
+        _check_expected_against_bytes(root, finding)
+    assert not os.path.exists(os.path.join(root, command.WORK_DIR_NAME))
+
+
+def _assert_disk_matches_metadata(root: str) -> None:
+    """A full mini-reconciliation: every assigned replica present with the live id in its assigned dir, and
+    nothing else on disk (no stray/old/foreign entries, -delete dirs only within file.delete.delay.ms)."""
+    doc = capture_doc(root)
+    image, _, _ = replay(authoritative_copy(root))
+    capture_ms = _ms(doc["capture_time"])
+    seen = set()
+    for view in log_dirs(root):
+        assert view.meta.cluster_id == doc["cluster_id"]
+        for name, is_dir, entry in entries(view):
+            assert entry.kind != "non_kafka", (view.path, name)
+            if entry.kind == "delete":
+                assert capture_ms - os.stat(os.path.join(view.path, name)).st_mtime * 1000 < 60_000 * 60 * 24 * 365
+                continue
+            assert entry.kind not in ("stray",), name
+            if entry.kind != "partition":
+                continue
+            result = pm_result(os.path.join(view.path, name))
+            assert result is not None and result.ok, (view.path, name)
+            topic = image.topics[result.topic_id]
+            assert topic["name"] == entry.topic
+            part = topic["partitions"][entry.partition]
+            assert view.broker_id in part["replicas"], (view.path, name)
+            if part["directories"]:
+                assigned = part["directories"][part["replicas"].index(view.broker_id)]
+                assert assigned == view.meta.directory_id, (view.path, name)
+            assert (view.broker_id, result.topic_id, entry.partition) not in seen
+            seen.add((view.broker_id, result.topic_id, entry.partition))
+    captured = {int(b) for b, info in doc["brokers"].items() if info["state"] != "absent"}
+    for topic_id, topic in image.topics.items():
+        for p, part in topic["partitions"].items():
+            for b in part["replicas"]:
+                if b in captured:
+                    assert (b, topic_id, p) in seen, (topic["name"], p, b)
+
+
+def _ms(iso: str) -> int:
+    import datetime as dt
+
+    return int(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+@pytest.mark.parametrize("name", ["healthy", "delete-create-in-snapshot"])
+def test_healthy_captures_have_nothing_to_find(capture, name):
+    root = capture(name)
+    assert expected_doc(root)["findings"] == []
+    _assert_disk_matches_metadata(root)
+    copies = [os.path.join(v.path, METADATA_DIR) for v in log_dirs(root)]
+    contents = {tuple(sorted(os.listdir(c))) for c in copies if os.path.isdir(c)}
+    assert len(contents) == 1  # every copy identical in layout: nobody lags or diverges
+
+
+def test_healthy_creates_survive_only_in_the_snapshot_and_producer_ids_increase(capture):
+    root = capture("healthy")
+    copy = authoritative_copy(root)
+    image, snapshot_end, first = replay(copy)
+    assert snapshot_end > first > 0  # old segments deleted by retention, log start below the newest snapshot
+    orders = image.names["orders"]
+    assert image.created[orders] == -1  # its TopicRecord exists only in the snapshot
+    nexts = [d["nextProducerId"] for _, d in image.producer_ids]
+    assert nexts == sorted(set(nexts)) and all(n % 1000 == 0 for n in nexts)
+    leo = json.loads(open(os.path.join(copy, "quorum-state")).read())
+    assert leo["leaderId"] in capture_doc(root)["controller"]["kraft"]["voters"]
+
+
+def test_delete_create_in_snapshot_places_deletes_on_both_sides_of_the_log_start(capture):
+    root = capture("delete-create-in-snapshot")
+    image, snapshot_end, first = replay(authoritative_copy(root))
+    _, snapshots = copy_files(authoritative_copy(root))
+    earliest = metadata_log.parse_snapshot_file_name(os.path.basename(snapshots[0]))[0]
+    offsets = sorted(image.log_removed.values())
+    assert first <= offsets[0] < earliest <= offsets[1]  # one below the log start, one above it
+    assert not set(image.log_removed) & set(image.log_created)  # no create in any retained segment
+
+
+def test_zookeeper_captures_have_real_formats(capture):
+    for name in ("zk-healthy", "zk-delete-stuck", "zk-topic-id-changed"):
+        root = capture(name)
+        znodes = [json.loads(line) for line in open(os.path.join(root, "zk", "zk-znodes.jsonl"), encoding="utf-8")]
+        assert [z["path"] for z in znodes] == sorted(z["path"] for z in znodes)
+        assert all(set(z["stat"]) == {"czxid", "mzxid", "pzxid", "ctime", "mtime", "version", "cversion",
+                                      "aversion", "ephemeralOwner", "dataLength", "numChildren"} for z in znodes)
+        by_path = {z["path"]: z for z in znodes}
+        if by_path["/latest_producer_id_block"]["data"] is not None:
+            block = json.loads(by_path["/latest_producer_id_block"]["data"])
+            assert list(block) == ["version", "broker", "block_start", "block_end"]
+            assert isinstance(block["block_start"], str)
+        for dirpath, name_, path in _files(os.path.join(root, "zk", "logs")):
+            for line in open(path, encoding="utf-8"):
+                assert LOG_LINE.match(line.rstrip("\n")), (path, line)
+    stuck = capture("zk-delete-stuck")
+    by_path = {json.loads(line)["path"] for line in open(os.path.join(stuck, "zk", "zk-znodes.jsonl"))}
+    assert "/admin/delete_topics/orders" in by_path and "/brokers/topics/orders" in by_path
+    controller_log = open(os.path.join(stuck, "zk", "logs", "broker-2", "controller.log")).read()
+    assert "Halted deletion of topics orders due to offline replicas" in controller_log
+    assert os.path.isdir(os.path.join(stuck, "broker-3", "kafka-logs", "orders-0"))
+    changed = capture("zk-topic-id-changed")
+    topic = next(json.loads(json.loads(line)["data"]) for line in open(os.path.join(changed, "zk", "zk-znodes.jsonl"))
+                 if json.loads(line)["path"] == "/brokers/topics/orders")
+    on_disk = pm_result(os.path.join(changed, "broker-1", "kafka-logs", "orders-0")).topic_id
+    assert topic["topic_id"] != on_disk
+    errors = open(os.path.join(changed, "zk", "logs", "broker-1", "state-change.log")).read()
+    assert f"Topic ID in memory: {on_disk} does not match the topic ID for partition orders-0 received: " \
+           f"{topic['topic_id']}." in errors
+
+
+def test_migration_reissues_the_last_zookeeper_block(capture):
+    root = capture("pid-migration-reuse")
+    image, _, _ = replay(authoritative_copy(root))
+    zk_blocks = [int(m.group(1)) for m in re.finditer(r"firstProducerId=(\d+), size=1000\) by writing",
+                                                      open(os.path.join(root, "zk", "logs", "broker-1",
+                                                                        "controller.log")).read())]
+    records_ = [d for _, d in image.log_producer_ids]
+    assert records_[0]["brokerEpoch"] == -1 and records_[0]["nextProducerId"] == zk_blocks[-1]  # KAFKA-15552
+    assert records_[1]["nextProducerId"] == zk_blocks[-1] + 1000 and records_[1]["brokerId"] == 1
+    znode = next(json.loads(line) for line in open(os.path.join(root, "zk", "zk-znodes.jsonl"))
+                 if json.loads(line)["path"] == "/latest_producer_id_block")
+    assert json.loads(znode["data"])["broker"] == -1  # dual-write names the next, unallocated block
+
+
+def test_divergent_copy_differs_at_the_same_offset_and_a_lagging_copy_is_a_prefix(capture):
+    root = capture("metadata-log-divergence")
+
+    def flat(broker):
+        segments, _ = copy_files(os.path.join(root, f"broker-{broker}", "kafka-logs", METADATA_DIR))
+        return {r.offset: (r.leader_epoch, r.type, r.payload_json()) for s in segments for r in records(s)}
+    good, lagging, diverged = flat(1), flat(4), flat(5)
+    assert all(good[o] == rec for o, rec in lagging.items() if o in good)
+    different = [o for o, rec in diverged.items() if o in good and good[o] != rec]
+    assert different and all(diverged[o][0] < good[o][0] for o in different)
+
+
+def test_gap_scenario_misses_a_middle_segment(capture):
+    root = capture("metadata-log-gap")
+    ends = {}
+    for broker in (1, 4):
+        segments, _ = copy_files(os.path.join(root, f"broker-{broker}", "kafka-logs", METADATA_DIR))
+        offsets = [r.offset for s in segments for r in records(s)]
+        ends[broker] = offsets
+    assert ends[1] == list(range(ends[1][0], ends[1][-1] + 1))
+    assert len(ends[4]) < len(ends[1]) and ends[4][-1] == ends[1][-1]
+
+
+def test_corrupt_variants_get_kafkas_outcomes(capture):
+    root = capture("corrupt-partition-metadata")
+    outcomes = expected_doc(root)["partition_metadata_outcomes"]
+    assert {o["outcome"] for o in outcomes} == {partition_metadata.OK, partition_metadata.LOG_DIR_OFFLINE,
+                                                partition_metadata.BROKER_START_FAILS}
+    for o in outcomes:
+        result = pm_result(os.path.join(root, f"broker-{o['broker_id']}", o["log_dir"], o["dir_name"]))
+        assert result.outcome == o["outcome"], o
+
+
+def tree_hash(root: str) -> str:
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames in sorted(os.walk(root)):
+        dirnames.sort()
+        st = os.stat(dirpath)
+        digest.update(f"D {os.path.relpath(dirpath, root)} {st.st_mtime_ns}\n".encode())
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            st = os.stat(path)
+            digest.update(f"F {os.path.relpath(path, root)} {st.st_size} {st.st_mtime_ns}\n".encode())
+            with open(path, "rb") as f:
+                digest.update(f.read(1 << 16))
+    return digest.hexdigest()
+
+
+def test_same_seed_same_bytes_and_mtimes(tmp_path):
+    hashes = []
+    for run, seed in (("a", 11), ("b", 11), ("c", 12)):
+        out = str(tmp_path / run)
+        command.run("demo", out, SimParams(seed=seed, partitions_per_broker=1))
+        hashes.append(tree_hash(out))
+    assert hashes[0] == hashes[1] != hashes[2]
+
+
+def test_scale_flags_stream_background_replicas(tmp_path):
+    out = str(tmp_path / "scale")
+    stats = command.run("healthy", out, SimParams(seed=3, brokers=3, log_dirs=2, partitions_per_broker=2000,
+                                                  metadata_records=20_000))
+    assert stats["background_replica_dirs"] == 6000
+    assert stats["metadata_records"] >= 20_000
+    per_dir = [len([n for n in os.listdir(v.path) if "." in n and n[-1].isdigit()]) for v in log_dirs(out)]
+    assert sum(per_dir) == 6000 and min(per_dir) > 0  # spread over all 6 log dirs
+    image, _, _ = replay(authoritative_copy(out))
+    assert sum(len(t["partitions"]) for t in image.topics.values()) >= 2000
+    sample = next(v for v in log_dirs(out))
+    big = max((os.path.join(sample.path, n) for n in os.listdir(sample.path) if n.startswith(("billing", "catalog",
+              "checkout", "fraud", "inventory.", "logistics", "marketing", "orders.", "payments.", "pricing",
+              "search", "shipping", "users", "warehouse"))), key=lambda p: os.stat(os.path.join(p, sorted(
+                  os.listdir(p))[0])).st_size)
+    seg = os.path.join(big, "00000000000000000000.log")
+    st = os.stat(seg)
+    assert st.st_blocks * 512 < st.st_size  # sparse
+    assert [b for b in record_batch.read_batches(seg)]
+
+
+def test_packed_capture_is_one_pack_per_broker(tmp_path):
+    out = str(tmp_path / "packed")
+    stats = command.run("missing-partition-metadata", out, SimParams(seed=5, partitions_per_broker=1, packed=True))
+    assert stats["packs"] == [f"broker-{b}.jsonl.gz" for b in range(1, 5)]
+    assert not any(name.startswith("broker-") and os.path.isdir(os.path.join(out, name)) for name in os.listdir(out))
+    with collector.PackReader(os.path.join(out, "broker-2.jsonl.gz")) as pack:
+        items = list(pack)
+    assert pack.complete, pack.errors
+    assert pack.header["broker_id"] == 2 and pack.header["capture_time"] == capture_doc(out)["capture_time"]
+    by_path = {e["path"]: e for e in items}
+    assert any(p.endswith("/partition.metadata") and e["content"] for p, e in by_path.items())
+    assert any(p.startswith(METADATA_DIR + "/") and p.endswith(".log") and e["content"] for p, e in by_path.items())
+
+
+def test_cli_lists_validates_and_refuses_foreign_folders(tmp_path, capsys):
+    assert command.main(["--list"]) == 0
+    assert "demo" in capsys.readouterr().out
+    assert command.main(["--scenario", "nope", "--out", str(tmp_path / "x")]) == 2
+    assert command.main(["--scenario", "healthy"]) == 2
+    foreign = tmp_path / "not-a-capture"
+    foreign.mkdir()
+    (foreign / "precious.txt").write_text("keep me")
+    assert command.main(["--scenario", "healthy", "--out", str(foreign), "--force"]) == 2
+    assert (foreign / "precious.txt").read_text() == "keep me"
+    assert command.main(["--scenario", "healthy", "--out", str(tmp_path / "y"), "--brokers", "0"]) == 2
+    ok = tmp_path / "z"
+    assert command.main(["--scenario", "zk-healthy", "--out", str(ok), "--partitions-per-broker", "0"]) == 0
+    assert command.main(["--scenario", "zk-healthy", "--out", str(ok)]) == 2
+    assert command.main(["--scenario", "zk-healthy", "--out", str(ok), "--force"]) == 0
