@@ -345,11 +345,6 @@ class _Tagged:
         self.index = index  # position among the struct's fields (spec order = JSON order)
 
 
-def _is_default(value, default) -> bool:
-    """Kafka's non-default check: ``null`` differs from an empty default; otherwise plain equality."""
-    return value == default and (value is None) == (default is None)
-
-
 @lru_cache(maxsize=None)
 def _struct_reader(fields: tuple[FieldSpec, ...], version: int, flexible: bool) -> ValueReader:
     """Compile the reader of one struct (or message body) at ``version``: a tuple of steps, run in order."""
@@ -435,7 +430,8 @@ def _struct_reader(fields: tuple[FieldSpec, ...], version: int, flexible: bool) 
                 raise CorruptInput("invalid_tag", f"Tag {tag} is not valid for version {version}", tag_pos)
             value, pos = known.reader(buf, pos)
             default = known.default
-            if value != default or (value is None) != (default is None):  # _is_default, inlined
+            # Kafka's non-default check: null differs from an empty default, otherwise plain equality
+            if value != default or (value is None) != (default is None):
                 out[known.name] = value
                 found = True
                 if known.index < last_index:

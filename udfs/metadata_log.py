@@ -326,23 +326,32 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False) -> Iterator[Meta
     base, last, epoch, ts, control = (header.base_offset, header.last_offset, header.partition_leader_epoch,
                                       header.max_timestamp, header.is_control)
     position = header.position
-    decode = decode_control_record if control else None
+    table = _frame_decoders()
     try:
         for offset_delta, key, value, _attrs, _ts_delta, _headers, _size in record_batch.record_tuples(batch):
             offset = base + offset_delta
+            if not control and value is not None and len(value) >= 4 and value[0] == FRAME_VERSION:
+                # decode_metadata_value's fast path, inlined: one call less per record (bench: ~4%)
+                entry = table.get((value[1], value[2]))
+                if entry is not None:
+                    try:
+                        data, end = entry[1](value, 3)
+                    except CorruptInput:
+                        end = -1
+                    if end == len(value):
+                        # Positional arguments: keyword construction of this 13-field dataclass cost ~3x as
+                        # much (timeit: 2.2 us vs 0.6 us); test_metadata_log.py pins the field order.
+                        yield MetadataRecord(offset, base, last, epoch, ts, control, entry[0], value[1], value[2],
+                                             data, None, None, position)
+                        continue
             if control:
-                type_name, api_key, version, data, error = decode(key, value)
+                type_name, api_key, version, data, error = decode_control_record(key, value)
             else:
                 type_name, api_key, version, data, error = decode_metadata_value(value)
             if error is not None:
                 error = DecodeError(error.kind, f"Error at {offset}, skipping. {error.message}", position)
-                yield MetadataRecord(offset, base, last, epoch, ts, control, type_name, api_key, version, data,
-                                     error, value, position)
-                continue
-            # Positional arguments: keyword construction of this 13-field dataclass cost ~3x as much
-            # (timeit: 2.2 us vs 0.6 us per record); tests/unit/test_metadata_log.py pins the field order.
-            yield MetadataRecord(offset, base, last, epoch, ts, control, type_name, api_key, version, data, None,
-                                 None, position)
+            yield MetadataRecord(offset, base, last, epoch, ts, control, type_name, api_key, version, data, error,
+                                 value if error is not None else None, position)
     except CorruptInput as exc:
         yield _batch_error(exc.error, header, position)
 

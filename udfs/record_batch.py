@@ -35,7 +35,7 @@ import errno
 import os
 import struct
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional, Union
+from typing import BinaryIO, Iterable, Iterator, Optional, Union
 
 import crc32c as _crc32c
 
@@ -350,7 +350,7 @@ class _Source:
             self._owned = None
 
 
-Source = Union[bytes, bytearray, memoryview, str, os.PathLike, "io.BufferedIOBase"]  # noqa: F821
+Source = Union[bytes, bytearray, memoryview, str, os.PathLike, BinaryIO]
 Item = Union[BatchHeader, Batch, LegacyEntry, DecodeError]
 
 

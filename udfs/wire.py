@@ -160,11 +160,6 @@ def as_int32(value: int) -> int:
     return value - 0x100000000 if value >= 0x80000000 else value
 
 
-def as_int64(value: int) -> int:
-    value &= 0xFFFFFFFFFFFFFFFF
-    return value - 0x10000000000000000 if value >= 0x8000000000000000 else value
-
-
 def read_varint(buf, pos: int):
     """Zig-zag signed varint (int32), as ``ByteUtils.readVarint``."""
     raw, pos = _read_unsigned_leb(buf, pos, MAX_UVARINT_BYTES, "varint")

@@ -22,14 +22,9 @@ from .tagged_rows import RowSink
 
 UNIT_DDL = "kind string, root string, path string, display string, size long, headless boolean"
 
-# PackError kinds (udfs.collector) -> udfs.errors kinds for bronze_ingest_files.error_kind
-PACK_ERROR_KINDS = {
-    "bad_header": "unrecognised_file", "bad_version": "bad_version", "bad_json": "bad_json",
-    "bad_entry": "malformed_line", "unsafe_path": "unsafe_path", "unsafe_member": "unsafe_path",
-    "decompression_bomb": "decompression_bomb", "truncated_pack": "truncated_batch",
-    "corrupt_pack": "decompression_failed", "count_mismatch": "record_count_mismatch",
-    "garbage_after_frame": "garbage_after_frame", "io_error": "io_error", "too_many_errors": "malformed_line",
-}
+# PackError kinds (udfs.collector) are udfs.errors kinds: bronze_ingest_files keeps the pack's own, most
+# specific reason (unsafe_member, truncated_pack, ...)
+PACK_ERROR_KINDS = {kind: kind for kind in collector.PACK_ERROR_KINDS}
 CONTENT_TABLES = ("bronze_log_dirs", "bronze_dir_entries", "bronze_metadata_records", "bronze_producer_states",
                   "bronze_zk_events", "bronze_reported_replicas")
 

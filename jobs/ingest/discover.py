@@ -15,6 +15,8 @@ from typing import Iterable, List, Sequence, Union
 
 from pyarrow import fs as pafs
 
+from udfs.collector import PACK_SUFFIXES  # *.jsonl.gz, *.jsonl: a file that is no pack is decoded as loose
+
 from .filesystems import normalize_root, open_root, relative
 
 META_PROPERTIES = "meta.properties"
@@ -23,7 +25,6 @@ KAFKA_TOP_FILES = frozenset({
     "recovery-point-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint",
     "cleaner-offset-checkpoint", ".lock", ".kafka_cleanshutdown",
 })
-PACK_SUFFIXES = (".krpack",)  # replaced by the collector's own constant when udfs.collector provides one
 MAX_DEPTH = 32  # a symlink loop must not hang discovery
 
 
@@ -66,7 +67,7 @@ def _discover_root(root: str) -> Iterable[WorkUnit]:
     for _ in range(MAX_DEPTH):
         next_level: List[str] = []
         for folder in level:
-            children = fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+            children = _named(fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True)))
             names = {c.base_name: c for c in children}
             meta = names.get(META_PROPERTIES)
             if meta is not None and meta.type == pafs.FileType.File:
@@ -83,6 +84,19 @@ def _discover_root(root: str) -> Iterable[WorkUnit]:
         if not next_level:
             return
         level = sorted(next_level)
+
+
+def _named(children: List[pafs.FileInfo]) -> List[pafs.FileInfo]:
+    """Children whose names pyarrow can decode. A non-UTF-8 name raises on ``base_name``; inside a log dir
+    the executors' walk records such entries (escaped), so discovery only has to step over them."""
+    out = []
+    for child in children:
+        try:
+            child.base_name
+        except UnicodeDecodeError:
+            continue
+        out.append(child)
+    return out
 
 
 def _file_unit(root: str, path: str, base: str, info: pafs.FileInfo) -> WorkUnit:

@@ -75,7 +75,7 @@ def _copy_summary(pdf):
     log = pdf[pdf["offset"].notna()]
     offsets = sorted(set(int(o) for o in log["offset"]))
     gap = next((a for a, b in zip(offsets, offsets[1:], strict=False) if b > a + 1), None)
-    bad = log[log["bad"].fillna(False).astype(bool)]
+    bad = log[log["bad"].astype("boolean").fillna(False).astype(bool)]
     ends = sorted(set(int(v) for v in pdf["snapshot_end_offset"].dropna()))
     kinds = sorted(k for k in pdf["source_kind"].dropna().unique())
     brokers = [int(b) for b in pdf["source_broker_id"].dropna()]

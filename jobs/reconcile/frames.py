@@ -81,3 +81,9 @@ def assigned_element(arr: Column, replicas: Column, broker: Column) -> Column:
 
 def int_list_text(arr: Column) -> Column:
     return F.concat(F.lit("["), F.array_join(arr.cast("array<string>"), ", "), F.lit("]"))
+
+
+def materialize(df: DataFrame) -> DataFrame:
+    """Compute ``df`` once and cut its lineage: the replay and silver tables feed dozens of checks, and
+    re-analysing their plans in every check costs more than the data (which is small)."""
+    return df.localCheckpoint(eager=True)

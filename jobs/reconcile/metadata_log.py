@@ -16,6 +16,8 @@ from typing import Optional
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from .frames import materialize
+
 SNAPSHOT_POS_BASE = -(1 << 40)  # snapshot records sort before every log offset
 TXN_MARKERS = ("BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD")
 
@@ -89,7 +91,7 @@ def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFram
     once = Window.partitionBy("offset").orderBy((F.col("copy_id") == copy_id).desc(), "copy_id")
     history = (consistent.withColumn("_rn", F.row_number().over(once)).filter("_rn = 1").drop("_rn")
                .withColumn("pos", F.col("offset")))
-    history = _drop_uncommitted(history)
+    history = materialize(_drop_uncommitted(history))
     history_data = history.filter(~F.coalesce(F.col("is_control"), F.lit(False)) & F.col("error_kind").isNull()
                                   & ~F.col("record_type").isin(*TXN_MARKERS))
 
@@ -111,9 +113,10 @@ def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFram
                      .withColumn("pos", F.col("offset") + F.lit(SNAPSHOT_POS_BASE))
                      .withColumn("group_key", F.lit(None).cast("long")))
         tail = history_data.filter(F.col("offset") >= F.lit(snap_end))
-        image = snap_data.unionByName(tail)
+        image = materialize(snap_data.unionByName(tail))
     else:
         image = history_data
+    log_records = materialize(log_records)
     return MetadataLog(True, copy_id, snap_end, stats["start"], stats["start_time"], bound, image, history_data,
                        log_records, divergence)
 

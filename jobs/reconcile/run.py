@@ -24,7 +24,7 @@ from . import checks_deletes, checks_metadata, checks_producer_ids, checks_repli
 from .catalogue import Catalogue, load_catalogue
 from .context import CheckContext
 from .findings import assemble
-from .frames import conform, conform_all
+from .frames import conform, conform_all, materialize
 from .silver_build import controller_view, silver_brokers, silver_producer_ids, silver_replicas
 
 
@@ -55,23 +55,23 @@ def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFr
         capture_time = capture_time.replace(tzinfo=timezone.utc)
     catalogue = catalogue or load_catalogue(cfg)
     b = conform_all(spark, bronze, bronze_tables.TABLES)
-    b["bronze_metadata_records"] = b["bronze_metadata_records"].cache()
+    b = {name: materialize(df) for name, df in b.items()}
     view = controller_view(spark, b, catalogue.thresholds)
     cluster = view.cluster_id
 
     specs = {t.name: t for t in silver_tables.TABLES}
-    brokers = silver_brokers(view, b["bronze_log_dirs"], capture_time).cache()
-    incarnations = view.incarnations.cache()
-    assignments = view.assignments.cache()
-    blocks = view.pid_blocks.cache()
+    brokers = materialize(silver_brokers(view, b["bronze_log_dirs"], capture_time))
+    incarnations = view.incarnations
+    assignments = view.assignments
+    blocks = view.pid_blocks
     silver = {
         "silver_brokers": brokers,
         "silver_topic_incarnations": incarnations,
         "silver_partition_assignments": assignments,
         "silver_producer_id_blocks": blocks,
     }
-    replicas = silver_replicas(view, b["bronze_dir_entries"], brokers).cache()
-    in_use = silver_producer_ids(view, b["bronze_producer_states"], blocks)
+    replicas = materialize(silver_replicas(view, b["bronze_dir_entries"], brokers))
+    in_use = materialize(silver_producer_ids(view, b["bronze_producer_states"], blocks))
     silver["silver_replicas"] = replicas
     silver["silver_producer_ids_in_use"] = in_use
     ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas)

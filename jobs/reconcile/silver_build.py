@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from . import kraft_view, zk_view
 from .catalogue import Thresholds
-from .frames import assigned_element, basename, int_list_text
+from .frames import assigned_element, basename, int_list_text, materialize
 from .metadata_log import MetadataLog, build_metadata_log
 
 REPLICA_KINDS = ("partition", "future", "delete", "stray")
@@ -81,7 +81,8 @@ def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds) -
         exits = spark.createDataFrame([], "topic_id string, partition int, broker_id int, exit_offset long, "
                                           "exit_time timestamp, exit_kind string")
         pids = _empty_like(spark, "silver_producer_id_blocks")
-    return ControllerView(mode, cluster, ml, inc, asg, brk, exits, pids, zk_view.renamed_for_delete(events))
+    return ControllerView(mode, cluster, ml, materialize(inc), materialize(asg), materialize(brk), materialize(exits),
+                          materialize(pids), materialize(zk_view.renamed_for_delete(events)))
 
 
 def _empty_like(spark: SparkSession, name: str) -> DataFrame:

@@ -381,12 +381,14 @@ class EmbeddedBackend:
         parts = []
         if rewrite:
             old = self._read_files(spec, paths, rewrite, tagged=True).alias("t")
-            matched_rows = old.join(src, condition, "left_semi")
             if matched:
                 acted = old.join(src, condition, "inner").filter(_any_condition(matched))
                 parts.append(_apply(acted, matched, spec, keep_unmatched=True))
-                matched_rows = matched_rows.join(acted.select(FILE_COL, ROW_COL), [FILE_COL, ROW_COL], "left_anti")
-            parts.append(matched_rows.select(*spec.column_names))
+            if not any(c.condition is None for c in matched):  # some matched rows may be left alone
+                left_alone = old.join(src, condition, "left_semi")
+                if matched:
+                    left_alone = left_alone.join(acted.select(FILE_COL, ROW_COL), [FILE_COL, ROW_COL], "left_anti")
+                parts.append(left_alone.select(*spec.column_names))
             parts.append(_apply(old.join(src, condition, "left_anti"), by_source, spec, keep_unmatched=True))
         if inserts:
             fresh = src.join(target.select(*on).alias("t"), condition, "left_anti")

@@ -56,6 +56,8 @@ APPEND_MS = 1795390720000
 # authoritative copy.
 EPOCH = 0
 WHEN = datetime(2026, 11, 22, 8, 32, 56, tzinfo=timezone.utc)
+META_NODE = 980  # node.id of the corpus meta.properties (no real broker has this id)
+PACK_NODE = 990  # the broker a corpus pack claims to come from (no real broker has this id)
 SPARSE_SIZE = 10 << 30  # the "10 GiB sparse segment"
 BOMB_BYTES = 128 << 20  # decompressed size of every bomb: over the 64 MiB default limit
 
@@ -94,6 +96,12 @@ class Case:
     good_after: int = 0
     why: str = ""
     sparse_size: Optional[int] = None  # written as a sparse file of this apparent size
+    ingest_reads: bool = True  # False: ingest lists the file without decoding it (so it stays "ok")
+
+    @property
+    def ingest_kind(self) -> Optional[str]:
+        """The error kind bronze_ingest_files must show for this file."""
+        return self.kind if self.ingest_reads else None
 
     def write(self, path: Path) -> Path:
         """Write the case's file at ``path`` (sparse when the case says so)."""
@@ -453,7 +461,7 @@ def _pm(text: bytes, line: Optional[int]) -> Callable[[], Built]:
 
 def meta_props(drop: str = "", **changes) -> Callable[[], Built]:
     def build() -> Built:
-        good = write_meta_properties(1, 101, CLUSTER_ID, DIRECTORY_ID, when=WHEN).decode("latin-1")
+        good = write_meta_properties(1, META_NODE, CLUSTER_ID, DIRECTORY_ID, when=WHEN).decode("latin-1")
         lines = [ln for ln in good.splitlines() if not (drop and ln.startswith(drop + "="))]
         for key, value in changes.items():
             key = key.replace("_", ".")
@@ -537,7 +545,7 @@ def log_dirs_bad_json() -> Built:
 def _small_log_dir(root: Path) -> Path:
     log_dir = root / "kafka-logs"
     (log_dir / "orders-0").mkdir(parents=True)
-    (log_dir / "meta.properties").write_bytes(write_meta_properties(1, 101, CLUSTER_ID, DIRECTORY_ID, when=WHEN))
+    (log_dir / "meta.properties").write_bytes(write_meta_properties(1, PACK_NODE, CLUSTER_ID, DIRECTORY_ID, when=WHEN))
     (log_dir / "orders-0" / "partition.metadata").write_bytes(encode_partition_metadata(TOPIC_ID))
     (log_dir / "orders-0" / "00000000000000000000.log").write_bytes(data_batch())
     return log_dir
@@ -548,7 +556,7 @@ def real_pack_lines() -> list:
     with tempfile.TemporaryDirectory() as tmp:
         log_dir = _small_log_dir(Path(tmp))
         buf = io.BytesIO()
-        write_pack(buf, [str(log_dir)], host="broker-101", capture_time="2026-11-22T08:32:56.000Z")
+        write_pack(buf, [str(log_dir)], host="broker-990", capture_time="2026-11-22T08:32:56.000Z")
     lines = gzip.decompress(buf.getvalue()).decode().splitlines()
     header = json.loads(lines[0])
     header["log_dirs"] = ["/var/lib/kafka/data"]  # the temp path would make the bytes differ per run
@@ -725,7 +733,8 @@ CASES: tuple = (
     _ps_case("producer_snapshot_bad_version", "producer_snapshot", producer_snapshot_bad_version, "bad_version"),
     _ps_case("producer_snapshot_empty", "producer_snapshot", lambda: Built(b"", offset=0), "empty_file"),
     Case("txn_index_partial_entry", "txn_index", txn_index_partial, "truncated_batch", 1, "replica",
-         "00000000000000000000.txnindex", "txnindex"),
+         "00000000000000000000.txnindex", "txnindex", ingest_reads=False,
+         why="ingest lists .txnindex files without decoding them: nothing downstream reads aborted transactions"),
     Case("offset_checkpoint_bad_line", "offset_checkpoint", offset_checkpoint_bad_line, "malformed_line", 1,
          "log_dir", "recovery-point-offset-checkpoint", "checkpoint"),
     Case("leader_epoch_checkpoint_bad_count", "leader_epoch_checkpoint", leader_epoch_checkpoint_bad_count,
@@ -738,19 +747,19 @@ CASES: tuple = (
     Case("log_dirs_bad_json", "log_dirs_json", log_dirs_bad_json, "bad_json", 0, "loose", "log-dirs.txt",
          "log_dirs_json"),
     # packed snapshots (hostile)
-    Case("pack_dotdot_path", "pack", pack_dotdot, "unsafe_path", PACK_ENTRIES, "loose", "broker-101.jsonl.gz",
+    Case("pack_dotdot_path", "pack", pack_dotdot, "unsafe_path", PACK_ENTRIES, "loose", "broker-990.jsonl.gz",
          "packed_snapshot"),
-    Case("pack_absolute_path", "pack", pack_absolute, "unsafe_path", PACK_ENTRIES, "loose", "broker-101.jsonl.gz",
+    Case("pack_absolute_path", "pack", pack_absolute, "unsafe_path", PACK_ENTRIES, "loose", "broker-990.jsonl.gz",
          "packed_snapshot"),
     Case("pack_symlink_with_content", "pack", pack_symlink_with_content, "unsafe_member", PACK_ENTRIES, "loose",
-         "broker-101.jsonl.gz", "packed_snapshot"),
+         "broker-990.jsonl.gz", "packed_snapshot"),
     Case("pack_device_with_content", "pack", pack_device_with_content, "unsafe_member", PACK_ENTRIES, "loose",
-         "broker-101.jsonl.gz", "packed_snapshot"),
-    Case("pack_symlink_outside", "pack", pack_symlink_outside, None, PACK_ENTRIES + 1, "loose", "broker-101.jsonl.gz",
+         "broker-990.jsonl.gz", "packed_snapshot"),
+    Case("pack_symlink_outside", "pack", pack_symlink_outside, None, PACK_ENTRIES + 1, "loose", "broker-990.jsonl.gz",
          "packed_snapshot", why="a symlink is data in a pack: recorded with its target, never followed"),
-    Case("pack_decompression_bomb", "pack", pack_bomb, "decompression_bomb", 0, "loose", "broker-101.jsonl.gz",
+    Case("pack_decompression_bomb", "pack", pack_bomb, "decompression_bomb", 0, "loose", "broker-990.jsonl.gz",
          "packed_snapshot"),
-    Case("pack_truncated", "pack", pack_truncated, "truncated_pack", 0, "loose", "broker-101.jsonl.gz",
+    Case("pack_truncated", "pack", pack_truncated, "truncated_pack", 0, "loose", "broker-990.jsonl.gz",
          "packed_snapshot"),
 )
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
 from udfs import log_dir_names, metadata_log, partition_metadata, properties_files
@@ -28,6 +29,8 @@ class Image:
     log_removed: Dict[str, int] = field(default_factory=dict)
     log_created: Dict[str, int] = field(default_factory=dict)
     log_producer_ids: List[Tuple[int, dict]] = field(default_factory=list)
+    baseline_next_producer_id: int = -1  # NextProducerId in the copy's earliest snapshot (state at log start)
+    log_start: int = 0  # the earliest snapshot's end offset
 
     def remember(self, r: MetadataRecord) -> None:
         if r.type == "REMOVE_TOPIC_RECORD":
@@ -74,6 +77,7 @@ def copy_files(metadata_dir: str) -> Tuple[List[str], List[str]]:
     return segments, snapshots
 
 
+@lru_cache(maxsize=64)
 def replay(metadata_dir: str) -> Tuple[Image, int, int]:
     """(image, snapshot end offset used (0 if none), first offset physically in the log)."""
     segments, snapshots = copy_files(metadata_dir)
@@ -84,6 +88,11 @@ def replay(metadata_dir: str) -> Tuple[Image, int, int]:
         for r in records(snapshots[-1]):
             if not r.is_control:
                 image.apply(r, in_snapshot=True)
+    if snapshots:
+        image.log_start = metadata_log.parse_snapshot_file_name(os.path.basename(snapshots[0]))[0]
+        for r in records(snapshots[0]):
+            if r.type == "PRODUCER_IDS_RECORD":
+                image.baseline_next_producer_id = r.data["nextProducerId"]
     first = None
     for seg in segments:
         for r in records(seg):

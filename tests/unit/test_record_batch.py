@@ -65,7 +65,7 @@ def test_data_records_match_dump_log_record_lines(path):
             assert [k for k, _ in rec.headers] == line.header_keys
             if batch.header.is_control:
                 name, data = line.control
-                assert rb.CONTROL_FLAG_MASK and name == ("COMMIT" if struct.unpack(">hh", rec.key)[1] else "ABORT")
+                assert name == ("COMMIT" if struct.unpack(">hh", rec.key)[1] else "ABORT")
                 assert struct.unpack(">hi", rec.value) == (0, data["coordinatorEpoch"])
             else:
                 assert rec.key.decode() == line.key and rec.value.decode() == line.payload

@@ -167,6 +167,39 @@ def _check_expected_against_bytes(root: str, finding: dict) -> None:
         first = records(segments[0])[0].offset
         assert first == 0 and finding["topic_id"] in image.log_removed
         assert finding["topic_id"] not in image.log_created and finding["topic_id"] not in image.created
+    elif check in ("PID_BLOCK_OVERLAP", "PID_BLOCK_REGRESSION"):
+        nexts = [image.baseline_next_producer_id] + [d["nextProducerId"] for off, d in image.log_producer_ids
+                                                      if off >= image.log_start]
+        steps = [n - max(nexts[:i]) for i, n in enumerate(nexts) if i]
+        if check == "PID_BLOCK_OVERLAP":
+            assert any(0 < step < 1000 for step in steps) and not any(step <= 0 for step in steps)
+        else:
+            assert any(step <= 0 for step in steps)
+    elif check == "PID_MIGRATION_REUSE":
+        migrated = [d for _, d in image.log_producer_ids if d["brokerEpoch"] == -1]
+        allocated = [d for _, d in image.log_producer_ids if d["brokerEpoch"] >= 0]
+        assert migrated and allocated[0]["brokerId"] == finding["broker_id"]
+        assert allocated[0]["nextProducerId"] - 1000 == migrated[0]["nextProducerId"]
+    elif check == "PID_OUTSIDE_BLOCKS":
+        high = max(d["nextProducerId"] for _, d in image.producer_ids + image.log_producer_ids)
+        used = []
+        for view in log_dirs(root):
+            part_dir = os.path.join(view.path, f"{finding['topic_name']}-{finding['partition']}")
+            for name in os.listdir(part_dir) if os.path.isdir(part_dir) else ():
+                if name.endswith(".snapshot"):
+                    with open(os.path.join(part_dir, name), "rb") as f:
+                        used += [e.producer_id for e in producer_state.decode_producer_snapshot(f.read()).entries]
+        assert used and max(used) >= high
+    elif check == "ZK_DELETE_STUCK":
+        paths = {json.loads(line)["path"] for line in open(os.path.join(root, "zk", "zk-znodes.jsonl"))}
+        assert f"/admin/delete_topics/{finding['topic_name']}" in paths
+    elif check == "TOPIC_ID_CHANGED_WITHOUT_DELETE":
+        znode = next(json.loads(line) for line in open(os.path.join(root, "zk", "zk-znodes.jsonl"))
+                     if json.loads(line)["path"] == f"/brokers/topics/{finding['topic_name']}")
+        assert json.loads(znode["data"])["topic_id"] == finding["topic_id"]
+        held = {pm_result(os.path.join(v.path, n)).topic_id for v in log_dirs(root) for n in os.listdir(v.path)
+                if n.startswith(finding["topic_name"] + "-")}
+        assert held and finding["topic_id"] not in held
     elif check == "DELETE_INCOMPLETE":
         assert finding["topic_id"] in image.log_removed
         broker_root = os.path.join(root, f"broker-{finding['broker_id']}")

@@ -1,0 +1,41 @@
+"""Shared by the reliability tests: captures with the malformed corpus placed in them, and an in-process ingest.
+
+``ingest_rows`` runs exactly the executor-side code of the ingest stage (discover -> decode_units) without
+Spark, so most corpus checks cost a second; one Spark test runs the real stage over the same capture.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from jobs.ingest.decode_tasks import decode_units
+from jobs.ingest.discover import discover
+from jobs.ingest.log_dir_rows import DecodeOptions
+
+from .corpus_capture import copy_devsample, place_corpus
+
+
+def ingest_rows(capture: Path, options: DecodeOptions = None) -> Dict[str, List[dict]]:
+    """Every bronze row the ingest executors emit for ``capture``, per table (no Spark, no driver joins)."""
+    units = [dict(kind=u.kind, root=u.root, path=u.path, display=u.rel_path or u.path, size=u.size,
+                  headless=u.headless) for u in discover([str(capture)])]
+    rows: Dict[str, List[dict]] = {}
+    for batch in decode_units(units, options or DecodeOptions()):
+        for row in batch.to_pylist():
+            rows.setdefault(row["table"], []).append(row[row["table"]])
+    return rows
+
+
+@pytest.fixture(scope="module")
+def corpus_capture(tmp_path_factory):
+    """(capture path, placed cases): the devsample plus every corpus case. Built once per module."""
+    root = tmp_path_factory.mktemp("corpus")
+    capture = copy_devsample(root / "capture")
+    return capture, place_corpus(capture)
+
+
+@pytest.fixture(scope="module")
+def clean_capture(tmp_path_factory):
+    return copy_devsample(tmp_path_factory.mktemp("clean") / "capture")
