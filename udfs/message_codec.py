@@ -16,17 +16,28 @@ MessageDataGenerator.java and JsonConverterGenerator.java, apache/kafka@1eb7644)
   order; tagged fields equal to their default are omitted; uuid as Kafka's base64 text, bytes as standard
   base64, int8/int16 as numbers.
 
-For each ``(spec, version)`` the codec compiles a tuple of per-field steps once (``functools.lru_cache``).
-Decoding returns a plain ``dict`` in JSON order (a :class:`MessageData` when unknown tags were found, so they
-survive a decode -> encode round trip without showing up in the JSON). Encoding takes the same dict shape:
-missing keys mean "default", as Kafka's one-data-object-for-all-versions rule.
+Decoding has two paths that give the same result. The reference path compiles a tuple of per-field closures
+once per ``(spec, version)`` (``functools.lru_cache``; :func:`reference_decoder`). The generated path
+(:mod:`udfs.message_codegen`, :func:`generated`) writes and compiles straight-line Python for the version,
+plus a JSON writer; it handles the common shapes and hands anything else, every malformed input included, to
+the reference path (:func:`decoder` does both). Decoding returns a plain ``dict`` in JSON order (a
+:class:`MessageData` when unknown tags were found, so they survive a decode -> encode round trip without
+showing up in the JSON). Encoding takes the same dict shape: missing keys mean "default", as Kafka's
+one-data-object-for-all-versions rule.
+
+Show the generated source of a message version::
+
+    python -m udfs.message_codec --show PartitionChangeRecord 1
 """
 from __future__ import annotations
 
+import argparse
 import base64
 import binascii
 import struct
+import sys
 from functools import lru_cache
+from json.encoder import encode_basestring as json_escape  # C escaper of json.dumps(ensure_ascii=False)
 from typing import Any, Callable, Optional
 
 from . import wire
@@ -55,6 +66,9 @@ class MessageData(dict):
     def __init__(self, *args, unknown_tagged_fields=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.unknown_tagged_fields = list(unknown_tagged_fields)
+
+
+uuid_cache_get = _UUID_CACHE.get  # generated decoders look ids up directly (uuid_text fills the cache)
 
 
 def uuid_text(raw) -> str:
@@ -448,9 +462,50 @@ def _struct_reader(fields: tuple[FieldSpec, ...], version: int, flexible: bool) 
     return read_flexible
 
 
-def decoder(spec: MessageSpec, version: int) -> ValueReader:
-    """The compiled ``(buf, pos) -> (dict, pos)`` reader of ``spec`` at ``version``."""
+def reference_decoder(spec: MessageSpec, version: int) -> ValueReader:
+    """The closure-compiled ``(buf, pos) -> (dict, pos)`` reader of ``spec`` at ``version``: the reference the
+    generated decoders are tested against, and what they hand unusual or malformed input to."""
     return _struct_reader(spec.fields, version, spec.is_flexible(version))
+
+
+@lru_cache(maxsize=None)
+def generated(spec: MessageSpec, version: int):
+    """The generated decoder and JSON writer of ``spec`` at ``version`` (:class:`message_codegen.Generated`),
+    compiled on first use and cached."""
+    from . import message_codegen
+
+    return message_codegen.generate(spec, version)
+
+
+@lru_cache(maxsize=None)
+def decoder(spec: MessageSpec, version: int) -> ValueReader:
+    """The ``(buf, pos) -> (dict, pos)`` reader of ``spec`` at ``version``: the generated fast path, and the
+    reference decoder whenever the fast path does not apply (its result or its ``CorruptInput`` is final)."""
+    from .message_codegen import MISSES
+
+    fast = generated(spec, version).fast_decoder
+    reference = reference_decoder(spec, version)
+
+    def decode_message(buf, pos):
+        try:
+            data, end = fast(buf, pos)
+        except MISSES:
+            return reference(buf, pos)
+        if end > len(buf):  # the fast path does not bound slices by the buffer: let the reference fail
+            return reference(buf, pos)
+        return data, end
+
+    decode_message.__name__ = decode_message.__qualname__ = f"decode_{spec.name}_v{version}"
+    return decode_message
+
+
+def json_writer(spec: MessageSpec, version: int) -> Callable[[dict], str]:
+    """The generated ``dict -> JSON text`` writer of ``spec`` at ``version``, for dicts its decoders produce.
+
+    Same text as ``json.dumps(data, separators=(",", ":"), ensure_ascii=False)`` (Kafka's JSON); raises one of
+    ``message_codegen.JSON_MISSES`` when the dict has keys the version does not have or lacks required ones.
+    """
+    return generated(spec, version).json_writer
 
 
 def decode(spec: MessageSpec, version: int, buf, pos: int = 0) -> tuple[dict, int]:
@@ -618,7 +673,7 @@ def _struct_writer(fields: tuple[FieldSpec, ...], version: int, flexible: bool) 
         chunks.extend(unknown)
         wire.write_uvarint(out, len(chunks))
         for tag, body in chunks:
-            wire.write_uvarint(out, tag)
+            wire.write_uvarint(out, tag & 0xFFFFFFFF)  # a negative (Java int) unknown tag: its 32 bits
             wire.write_uvarint(out, len(body))
             out += body
 
@@ -639,3 +694,38 @@ def encode(spec: MessageSpec, version: int, data: dict) -> bytes:
     out = bytearray()
     encoder(spec, version)(out, data)
     return bytes(out)
+
+
+# ---- names the generator uses ------------------------------------------------------------------------------------
+
+FIXED_FORMATS = _FIXED_FORMATS
+is_flexible_field = _is_flexible_field
+value_reader = _value_reader
+tagged_value_reader = _tagged_value_reader
+
+
+def main(argv=None) -> int:
+    """``python -m udfs.message_codec --show PartitionChangeRecord 1``: print the generated source."""
+    parser = argparse.ArgumentParser(prog="python -m udfs.message_codec", description=main.__doc__)
+    parser.add_argument("--show", nargs=2, metavar=("MESSAGE", "VERSION"), required=True,
+                        help="message name (PartitionChangeRecord or PARTITION_CHANGE_RECORD) and version")
+    args = parser.parse_args(argv)
+    from . import message_codegen
+
+    name, version_text = args.show
+    spec = message_codegen.find_spec(name)
+    if spec is None:
+        print(f"unknown message {name!r}", file=sys.stderr)
+        return 2
+    try:
+        version = int(version_text)
+        source = generated(spec, version).source
+    except ValueError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(source)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -520,8 +520,9 @@ def parse_batch(data, position: int = 0) -> Batch:
 
 # ---- records ------------------------------------------------------------------------------------------------
 
-def _records_section(batch: Batch, max_decompressed_bytes: int):
-    """``(buffer, file position of its byte 0 or None when decompressed)`` of the batch's records."""
+def records_section(batch: Batch, max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES):
+    """``(buffer, file position of its byte 0 or None when decompressed)`` of the batch's records (``bytes``,
+    decompressed when the batch is). Raises :class:`CorruptInput` (negative count, decompression)."""
     header = batch.header
     if header.records_count < 0:
         raise CorruptInput("record_count_mismatch",
@@ -536,11 +537,11 @@ def _records_section(batch: Batch, max_decompressed_bytes: int):
 
 def _records(batch: Batch, max_decompressed_bytes: int) -> Iterator[Record]:
     header = batch.header
-    buf, where_base = _records_section(batch, max_decompressed_bytes)
+    buf, where_base = records_section(batch, max_decompressed_bytes)
     base_offset, base_sequence = header.base_offset, header.base_sequence
     log_append = header.is_log_append_time
     base_ts = header.max_timestamp if log_append else header.base_timestamp
-    for offset_delta, key, value, attributes, ts_delta, headers, size in _parse_records(
+    for offset_delta, key, value, attributes, ts_delta, headers, size in parse_records(
             buf, header.records_count, where_base, header.position):
         sequence = NO_SEQUENCE if base_sequence == NO_SEQUENCE else increment_sequence(base_sequence, offset_delta)
         yield Record(base_offset + offset_delta, base_ts if log_append else base_ts + ts_delta, attributes, key,
@@ -553,8 +554,8 @@ def record_tuples(batch: Batch, max_decompressed_bytes: int = compression.DEFAUL
 
     Raises :class:`CorruptInput` on a malformed record (callers at a public boundary convert it).
     """
-    buf, where_base = _records_section(batch, max_decompressed_bytes)
-    return _parse_records(buf, batch.header.records_count, where_base, batch.header.position)
+    buf, where_base = records_section(batch, max_decompressed_bytes)
+    return parse_records(buf, batch.header.records_count, where_base, batch.header.position)
 
 
 def _pos_in_file(where_base, pos, fallback):
@@ -570,9 +571,10 @@ def _slow_varint(buf, pos, end, what, read=read_varint):
     return value, pos
 
 
-def _parse_records(buf, count: int, where_base, batch_position: int) -> Iterator[tuple]:
-    """Parse ``count`` records (DefaultRecord.readFrom); yields ``(offset_delta, key, value, attributes,
-    timestamp_delta, headers, size)`` and raises CorruptInput on every malformed case.
+def parse_records(buf, count: int, where_base, batch_position: int, start: int = 0) -> Iterator[tuple]:
+    """Parse ``count`` records (DefaultRecord.readFrom) from ``buf[start:]`` to its end; yields ``(offset_delta,
+    key, value, attributes, timestamp_delta, headers, size)`` and raises CorruptInput on every malformed case,
+    including bytes left after the last record. ``start`` lets a specialised loop hand over mid-batch.
 
     Varints are decoded inline when they fit in one byte (almost every attributes/delta/length field), and
     the record length and offset delta also when they fit in two (records of 64-8191 bytes, batches of up to
@@ -580,7 +582,7 @@ def _parse_records(buf, count: int, where_base, batch_position: int) -> Iterator
     full-decode time before this.
     """
     end = len(buf)
-    pos = 0
+    pos = start
     for _ in range(count):
         start = pos
         try:

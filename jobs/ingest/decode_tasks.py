@@ -83,7 +83,7 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
                                            "broker_id": header.get("broker_id"), "time_value": moment})
             yield from decode_entries(iter(reader), sink, options,
                                       display=lambda log_dir: f"{unit['display']}!{log_dir}",
-                                      host=header.get("host"))
+                                      host=header.get("host"), kafka_name=lambda log_dir: log_dir)
         errors = list(reader.errors)
     rows = sum(sink.counts[t] for t in CONTENT_TABLES) - before
     first = errors[0] if errors else None

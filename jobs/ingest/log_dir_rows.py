@@ -101,9 +101,10 @@ class LogDirDecoder:
 
     def __init__(self, sink: RowSink, options: DecodeOptions, log_dir: str, host: Optional[str] = None,
                  open_file: Optional[Callable[[str], Any]] = None, headless: bool = False,
-                 raw_log_dir: Optional[str] = None) -> None:
+                 raw_log_dir: Optional[str] = None, kafka_log_dir: Optional[str] = None) -> None:
         self.sink = sink
         self.raw_log_dir = raw_log_dir  # the entries' own log_dir value
+        self.kafka_log_dir = kafka_log_dir or log_dir  # used inside Kafka's messages (no pack prefix)
         self.options = options
         self.log_dir = log_dir
         self.host = host
@@ -121,6 +122,10 @@ class LogDirDecoder:
     # ------------------------------------------------------------------ helpers
     def _path(self, rel: str) -> str:
         return f"{self.log_dir}/{rel}" if rel else self.log_dir
+
+    def _kafka_path(self, rel: str) -> str:
+        """The path as Kafka would print it in its messages: the log dir as the broker (or collector) named it."""
+        return f"{self.kafka_log_dir}/{rel}" if rel else self.kafka_log_dir
 
     def _seen_mtime(self, mtime_ms: Optional[int]) -> None:
         if mtime_ms is not None and (self.newest_mtime_ms is None or mtime_ms > self.newest_mtime_ms):
@@ -173,7 +178,7 @@ class LogDirDecoder:
             self._close_dir(entry, name)
             return
         is_dir = False if entry["kind"] == KIND_FILE else None  # a symlink may point at a directory
-        classified = log_dir_names.classify_entry(name, is_dir=is_dir, log_dir=self.log_dir)
+        classified = log_dir_names.classify_entry(name, is_dir=is_dir, log_dir=self.kafka_log_dir)
         self.sink.add("bronze_dir_entries", {
             "log_dir": self.log_dir, "entry_name": name, "entry_kind": classified.kind, "is_dir": False,
             "topic": classified.topic, "partition": classified.partition, "suffix_id": classified.suffix_id,
@@ -207,7 +212,7 @@ class LogDirDecoder:
             kind = "checkpoint"
             data = self._content(entry, outcome)
             if data is not None:
-                result = properties_files.parse_offset_checkpoint(bytes(data), self._path(entry["path"]))
+                result = properties_files.parse_offset_checkpoint(bytes(data), self._kafka_path(entry["path"]))
                 if result.error is not None:
                     outcome.fail(result.error)
         else:
@@ -246,7 +251,7 @@ class LogDirDecoder:
             if pf.kind == "partition_metadata" and pf.state is None:
                 data = self._content(entry, outcome)
                 if data is not None:
-                    current.pm = read_partition_metadata(bytes(data), self._path(entry["path"]))
+                    current.pm = read_partition_metadata(bytes(data), self._kafka_path(entry["path"]))
                     outcome.rows = 1
                     if current.pm.error is not None:
                         outcome.fail(current.pm.error)
@@ -259,13 +264,13 @@ class LogDirDecoder:
             elif pf.kind == "leader_epoch_checkpoint" and pf.state is None:
                 data = self._content(entry, outcome)
                 if data is not None:
-                    result = properties_files.parse_leader_epoch_checkpoint(bytes(data), self._path(entry["path"]))
+                    result = properties_files.parse_leader_epoch_checkpoint(bytes(data), self._kafka_path(entry["path"]))
                     if result.error is not None:
                         outcome.fail(result.error)
             elif pf.kind == "quorum_state" and pf.state is None:
                 data = self._content(entry, outcome)
                 if data is not None:
-                    result = properties_files.parse_quorum_state(bytes(data), self._path(entry["path"]))
+                    result = properties_files.parse_quorum_state(bytes(data), self._kafka_path(entry["path"]))
                     if result.error is not None:
                         outcome.fail(result.error)
         self._file_row(entry, kind, outcome)
@@ -274,7 +279,7 @@ class LogDirDecoder:
         current = self.current if self.current is not None and self.current.name == name else _OpenDir(name)
         self.current = None
         current.add_mtime(entry.get("mtime_ms"))
-        classified = log_dir_names.classify_entry(name, is_dir=True, log_dir=self.log_dir)
+        classified = log_dir_names.classify_entry(name, is_dir=True, log_dir=self.kafka_log_dir)
         if name == METADATA_DIR:
             self.has_metadata_log = True
         pm = current.pm
@@ -416,11 +421,12 @@ class LogDirDecoder:
 
 def decode_entries(entries, sink: RowSink, options: DecodeOptions, display: Callable[[str], str],
                    host: Optional[str] = None, open_file_for: Optional[Callable[[str], Callable[[str], Any]]] = None,
-                   headless: bool = False):
+                   headless: bool = False, kafka_name: Optional[Callable[[str], str]] = None):
     """Feed a stream of entries (one or more log dirs, each contiguous) to one decoder per log dir.
 
     Yields ready Arrow batches between entries so memory stays flat. ``display`` maps the entry's
-    ``log_dir`` to the table form; ``open_file_for(log_dir)`` gives the raw-tree file opener.
+    ``log_dir`` to the table form, ``kafka_name`` to the form used inside Kafka's messages (default: the
+    table form); ``open_file_for(log_dir)`` gives the raw-tree file opener.
     """
     decoder: Optional[LogDirDecoder] = None
     for entry in entries:
@@ -429,7 +435,8 @@ def decode_entries(entries, sink: RowSink, options: DecodeOptions, display: Call
                 decoder.finish()
             decoder = LogDirDecoder(sink, options, display(entry["log_dir"]), host,
                                     open_file_for(entry["log_dir"]) if open_file_for else None, headless,
-                                    raw_log_dir=entry["log_dir"])
+                                    raw_log_dir=entry["log_dir"],
+                                    kafka_log_dir=kafka_name(entry["log_dir"]) if kafka_name else None)
         decoder.feed(entry)
         yield from sink.ready()
     if decoder is not None:

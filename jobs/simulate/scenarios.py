@@ -200,14 +200,14 @@ def delete_incomplete(sim: Simulation) -> None:
 
 
 @scenario("delete-dirs-past-delay",
-          "-delete dirs: lingering 2 days on broker 2 (flagged), re-armed by a restart on 3, and fresh ones (not)")
+          "-delete dirs: lingering 3 days on broker 2 (flagged), re-armed by a restart on 3, and fresh ones (not)")
 def delete_dirs_past_delay(sim: Simulation) -> None:
     sim.start_kraft_cluster()
     everyday_topics(sim, producers=False)
     sim.create_topic("tmp-exports", 2, 3, replicas=[[1, 2, 3], [2, 3, 4]])
     sim.create_topic("tmp-imports", 2, 3, replicas=[[3, 1, 4], [4, 3, 1]])
     sim.create_topic("scratch", 1, 3, replicas=[[1, 2, 4]])
-    sim.advance(days(20))
+    sim.advance_to_before_capture(days(3))
     sim.fleet.broken_delete |= {2, 3}  # their delete tasks fail (a permission problem): -delete dirs stay
     sim.delete_topic("tmp-exports")
     sim.delete_topic("tmp-imports")
@@ -288,7 +288,7 @@ def corrupt_partition_metadata(sim: Simulation) -> None:
              "version 3 and unusual key text are accepted by Kafka and must not be flagged.")
 
 
-@scenario("duplicate-replica-jbod", "JBOD broker 2 holds orders-1 in both log dirs; a -future move on broker 3 is fine",
+@scenario("duplicate-replica-jbod", "JBOD broker 2 holds an orders replica in both log dirs; a -future move on 3 is fine",
           Layout(brokers=4, log_dirs=2, min_log_dirs=2))
 def duplicate_replica_jbod(sim: Simulation) -> None:
     sim.start_kraft_cluster()
@@ -350,20 +350,20 @@ def wrong_log_dir(sim: Simulation) -> None:
              f"{log_dir.name}. Broker 4's -future copy moving into its assigned dir is not a finding.")
 
 
-@scenario("non-kafka-entry", "lost+found, a backup folder and a note file inside log dirs (Kafka refuses the folders)")
+@scenario("non-kafka-entry", "lost+found and a backup folder inside log dirs (Kafka refuses them); a note file is ignored")
 def non_kafka_entry(sim: Simulation) -> None:
     sim.start_kraft_cluster()
     everyday_topics(sim)
     sim.advance(days(3))
-    for broker, name, is_dir in ((1, "lost+found", True), (2, "orders-backup", True), (2, "notes.txt", False)):
-        content = b"moved orders-3 here before the disk swap\n" if not is_dir else b""
+    for broker, name in ((1, "lost+found"), (2, "orders-backup")):
         children = {"00000000000000000000.log": b""} if name == "orders-backup" else {}
-        log_dir = add_entry(sim, broker, name, is_dir, content, children)
+        log_dir = add_entry(sim, broker, name, True, b"", children)
         sim.expect("UNKNOWN_LOG_DIR_ENTRY", broker_id=broker, log_dir=log_dir.name, dir_name=name)
+    add_entry(sim, 2, "notes.txt", False, b"moved orders-3 here before the disk swap\n")  # files: Kafka ignores them
     add_entry(sim, 3, "remote-log-index-cache", True)  # Kafka's own (tiered storage): not a finding
     sim.advance(days(1))
-    sim.note("lost+found (ext4 mount root) and orders-backup make LogManager.loadLogs throw; notes.txt is ignored "
-             "by Kafka but is not Kafka's. remote-log-index-cache is Kafka's own.")
+    sim.note("lost+found (ext4 mount root) and orders-backup make LogManager.loadLogs throw. notes.txt (a file) "
+             "and remote-log-index-cache (Kafka's own) are not findings: Kafka ignores files in a log dir.")
 
 
 @scenario("hostile", "hostile names and contents for report escaping: <script> dir, CSV formula, newline, bad pm")
@@ -374,18 +374,18 @@ def hostile(sim: Simulation) -> None:
     sim.create_topic(long_topic, 1, 3)
     sim.advance(days(2))
     hostile_names = [
-        (1, "<script>alert(1)<", True),
-        (1, '"><img src=x onerror=alert(1)>', False),
-        (2, '=HYPERLINK("http://evil.example","click")', True),
-        (3, "line1\nline2\r\tend", True),
-        (4, "../../etc/passwd-0", False),
+        (1, "<script>alert(1)<"),
+        (1, '"><img src=x onerror=alert(1)>'),
+        (2, '=HYPERLINK("http://evil.example","click")'),
+        (3, "line1\nline2\r\tend"),
+        (4, "../../etc/passwd"),
     ]
-    for broker, name, is_dir in hostile_names:
+    for broker, name in hostile_names:
         safe_name = name.replace("/", "\u2215")  # a real file name cannot hold '/': the look-alike keeps the intent
-        content = b"<script>alert('content')</script>\n" if not is_dir else b""
-        log_dir = add_entry(sim, broker, safe_name, is_dir, content,
-                            {"<img src=x onerror=alert(3)>.txt": b"</td></tr><script>alert(3)</script>"} if is_dir else None)
+        log_dir = add_entry(sim, broker, safe_name, True, b"",
+                            {"<img src=x onerror=alert(3)>.txt": b"</td></tr><script>alert(3)</script>"})
         sim.expect("UNKNOWN_LOG_DIR_ENTRY", broker_id=broker, log_dir=log_dir.name, dir_name=safe_name)
+    add_entry(sim, 2, "<script>alert('file')<.txt", False, b"<script>alert('content')</script>\n")  # a file: ignored
     broker_id = sim.live_topic("orders").partitions[0].replicas[0]
     log_dir, replica = sim.replica_on(broker_id, "orders", 0)
     replica.pm_content = b"version: 0\ntopic_id: <script>alert(2)</script>"
@@ -583,6 +583,7 @@ def zk_delete_stuck(sim: Simulation) -> None:
           Layout(brokers=3, min_brokers=3, partitions_per_broker=0), mode="zk")
 def zk_topic_id_changed(sim: Simulation) -> None:
     sim.start_zk_cluster(controller_id=1)
+    sim.allocate_producer_ids(2)
     sim.create_topic("orders", 3, 3, replicas=[[1, 2, 3], [2, 3, 1], [3, 1, 2]])
     sim.create_topic("payments", 2, 2, replicas=[[2, 3], [3, 1]])
     sim.advance(days(4))
@@ -667,10 +668,9 @@ def demo(sim: Simulation) -> None:
     sim.create_topic("notifications", 6, 2)
     sim.create_topic("user-profiles", 3, 3, replicas=[[1, 2, 3], [2, 3, 6], [3, 1, 5]],
                      configs={"cleanup.policy": "compact"})
-    sim.advance(days(8))
+    sim.advance_to_before_capture(days(5))  # the incidents stay inside the retained metadata log
     block = sim.allocate_producer_ids(2)
     sim.produce("shipments", 0, block.first + 1, 10)
-    sim.advance_to_before_capture(days(5))  # the incidents stay inside the retained metadata log
     # broker 4 goes down; clicks is deleted and re-created meanwhile -> STALE_TOPIC_ID x4 on broker 4
     sim.stop_broker(4)
     sim.advance(hours(1))

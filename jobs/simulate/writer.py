@@ -79,6 +79,7 @@ class Segment:
     index: bytes = b""
     timeindex: bytes = b""
     active: bool = False
+    mtime_ms: Optional[int] = None  # closed segments: when they rolled; None = the replica's last write
 
 
 @dataclass
@@ -102,10 +103,11 @@ def write_replica(tree: TreeWriter, log_dir_fd: int, name: str, files: ReplicaFi
         tree.write(fd, LEADER_EPOCH_FILE, files.leader_epochs, created_ms)
         for seg in files.segments:
             active = seg.active and preallocate
-            tree.write(fd, codec.segment_name(seg.base, ".log"), seg.head, written_ms, seg.size)
-            tree.write(fd, codec.segment_name(seg.base, ".index"), seg.index, written_ms,
+            mtime = written_ms if seg.mtime_ms is None else seg.mtime_ms
+            tree.write(fd, codec.segment_name(seg.base, ".log"), seg.head, mtime, seg.size)
+            tree.write(fd, codec.segment_name(seg.base, ".index"), seg.index, mtime,
                        INDEX_PREALLOC if active else None)
-            tree.write(fd, codec.segment_name(seg.base, ".timeindex"), seg.timeindex, written_ms,
+            tree.write(fd, codec.segment_name(seg.base, ".timeindex"), seg.timeindex, mtime,
                        TIMEINDEX_PREALLOC if active else None)
         for offset, data in files.producer_snapshots:
             tree.write(fd, codec.producer_snapshot_name(offset), data, written_ms)
@@ -160,8 +162,10 @@ def scenario_replica_files(replica: Replica, capture_ms: int, leader_epoch: int)
             snapshot_entries[batch.producer_id] = entry
         last.head = b"".join(chunks)
         last.size = max(last.size, len(last.head))
-    for seg in segments:
-        seg.timeindex = codec.time_index([(written if seg is last else replica.created_ms, 0)])
+    for k, seg in enumerate(segments):
+        rolled = replica.created_ms + (written - replica.created_ms) * (k + 1) // segment_count
+        seg.timeindex = codec.time_index([(rolled, 0)])
+        seg.mtime_ms = None if seg is last else rolled
     last.active = replica.is_current()
     files = ReplicaFiles(None, segments, codec.leader_epoch_checkpoint([(0, 0)] + (
         [(leader_epoch, log_start + (leo - log_start) // 2)] if leader_epoch > 0 else [])), log_end=leo,
@@ -177,12 +181,56 @@ def scenario_replica_files(replica: Replica, capture_ms: int, leader_epoch: int)
 
 # ---------------------------------------------------------------------------------------------- the capture
 
+class CheckpointSpill:
+    """Checkpoint entries per log dir, spilled to disk so memory stays flat however many replicas there are.
+
+    The checkpoint files need their entry count first, so entries are collected while replica dirs are written
+    and the files are written at the end, one log dir at a time.
+    """
+
+    BUDGET = 50_000  # entries held in memory across all log dirs before spilling
+
+    def __init__(self, work_dir: str):
+        self.work_dir = work_dir
+        self.buffers: Dict[Tuple[int, str], List[Tuple[str, int, int, int]]] = {}
+        self.held = 0
+        self.files: Dict[Tuple[int, str], str] = {}
+
+    def add(self, key: Tuple[int, str], entry: Tuple[str, int, int, int]) -> None:
+        self.buffers.setdefault(key, []).append(entry)
+        self.held += 1
+        if self.held >= self.BUDGET:
+            self._spill()
+
+    def _spill(self) -> None:
+        os.makedirs(self.work_dir, exist_ok=True)
+        for key, entries in self.buffers.items():
+            if not entries:
+                continue
+            path = self.files.setdefault(key, os.path.join(self.work_dir, f"{key[0]}-{len(self.files)}.jsonl"))
+            with open(path, "a", encoding="utf-8") as f:
+                f.writelines(json.dumps(e) + "\n" for e in entries)
+            entries.clear()
+        self.held = 0
+
+    def take(self, key: Tuple[int, str]) -> List[Tuple[str, int, int, int]]:
+        """All entries of one log dir (spilled ones first), then forget them."""
+        out: List[Tuple[str, int, int, int]] = []
+        path = self.files.pop(key, None)
+        if path is not None:
+            with open(path, encoding="utf-8") as f:
+                out.extend(tuple(json.loads(line)) for line in f)
+            os.unlink(path)
+        out.extend(self.buffers.pop(key, []))
+        return out
+
+
 class CaptureWriter:
     def __init__(self, sim: Simulation, out_dir: str):
         self.sim = sim
         self.out = out_dir
         self.tree = TreeWriter()
-        self.checkpoints: Dict[Tuple[int, str], List[Tuple[str, int, int, int]]] = {}  # (broker, dir) -> entries
+        self.checkpoints = CheckpointSpill(os.path.join(out_dir, ".kafka-recon-sim-work", "checkpoints"))
         self.log_dir_fds: Dict[Tuple[int, str], int] = {}
         self.stats = {"replica_dirs": 0, "background_replica_dirs": 0}
         self.plans: Dict[int, CopyPlan] = {}  # broker -> what its metadata-log copy holds
@@ -208,7 +256,6 @@ class CaptureWriter:
                 path = self.log_dir_path(broker, log_dir)
                 fd = self.tree.mkdir(path, self._log_dir_mtime(broker, log_dir))
                 self.log_dir_fds[(broker.broker_id, log_dir.name)] = fd
-                self.checkpoints[(broker.broker_id, log_dir.name)] = []
                 self._scenario_entries(broker, log_dir, fd)
         self._background()
         if self.sim.kraft is not None:
@@ -253,8 +300,8 @@ class CaptureWriter:
                           preallocate=broker.running and entry.is_current())
             self.stats["replica_dirs"] += 1
             if entry.kind in ("partition", "future"):
-                self.checkpoints[(broker.broker_id, log_dir.name)].append(
-                    (entry.topic, entry.partition, files.log_end, files.log_start))
+                self.checkpoints.add((broker.broker_id, log_dir.name),
+                                     (entry.topic, entry.partition, files.log_end, files.log_start))
 
     def _other_entry(self, fd: int, entry: OtherEntry) -> None:
         if entry.is_dir:
@@ -315,7 +362,7 @@ class CaptureWriter:
                     fd = self.log_dir_fds[(b, log_dir.name)]
                     write_replica(self.tree, fd, codec.partition_dir_name(topic.name, p), files, created, written,
                                   preallocate=broker.running)
-                    self.checkpoints[(b, log_dir.name)].append((topic.name, p, leo, 0))
+                    self.checkpoints.add((b, log_dir.name), (topic.name, p, leo, 0))
                     self.stats["background_replica_dirs"] += 1
 
     # ---- top-level files ----
@@ -327,7 +374,7 @@ class CaptureWriter:
         self.tree.write(fd, "meta.properties", codec.meta_properties(
             log_dir.meta_version, node_id, log_dir.cluster_id, log_dir.directory_id, log_dir.meta_written_ms),
             log_dir.meta_written_ms)
-        entries = sorted(self.checkpoints[(broker.broker_id, log_dir.name)])
+        entries = sorted(self.checkpoints.take((broker.broker_id, log_dir.name)))
         recovery = [(t, p, leo if not broker.running else max(start, leo - 17)) for t, p, leo, start in entries]
         self.tree.write(fd, "recovery-point-offset-checkpoint", codec.offset_checkpoint(recovery), written)
         self.tree.write(fd, "replication-offset-checkpoint",

@@ -39,3 +39,22 @@ def corpus_capture(tmp_path_factory):
 @pytest.fixture(scope="module")
 def clean_capture(tmp_path_factory):
     return copy_devsample(tmp_path_factory.mktemp("clean") / "capture")
+
+
+@pytest.fixture(scope="session")
+def nightly_capture(tmp_path_factory) -> Path:
+    """The simulated demo fleet the crash and concurrency tests run the nightly job on."""
+    from .nightly_runs import simulate
+
+    return simulate(tmp_path_factory.mktemp("sim") / "demo")
+
+
+@pytest.fixture(scope="session")
+def nightly_baseline(nightly_capture, tmp_path_factory):
+    """One uninterrupted nightly run of the capture: (tables root, report folder)."""
+    from .nightly_runs import RUN_ID, finish, start
+
+    base = tmp_path_factory.mktemp("baseline")
+    proc = start(nightly_capture, base / "tables", base / "out", RUN_ID, base / "run.log")
+    assert finish(proc) == 0, (base / "run.log").read_text()[-5000:]
+    return base / "tables", base / "out"

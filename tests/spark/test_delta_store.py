@@ -309,6 +309,28 @@ def test_merge_on_partitioned_table_rewrites_only_touched_files(spark, store):
     assert untouched and set(untouched) <= set(after)
 
 
+def _numbered_findings(spark, ids, status, run_id):
+    return spark.range(*ids).select(
+        F.format_string("f%05d", "id").alias("finding_id"), F.lit(status).alias("status"),
+        F.col("id").alias("bytes"), F.lit(None).cast("timestamp").alias("last_seen"),
+        F.lit(None).cast("timestamp").alias("resolved_at"), F.lit(run_id).alias("run_id"))
+
+
+def test_merge_over_many_files_matches_the_same_merge_done_with_plain_spark(spark, store):
+    store.append("t_findings", _numbered_findings(spark, (0, 3000), "open", "r1").repartition(4), run_id="r1")
+    source = _numbered_findings(spark, (1500, 4000), "open", "r2")   # 1500..2999 again, 3000..3999 new
+    (store.merge("t_findings", source.repartition(3))
+     .when_matched_update(set={"run_id": "s.run_id"})
+     .when_not_matched_insert_all()
+     .when_not_matched_by_source_update(set={"status": "'resolved'"})
+     .execute())
+    expected = (_numbered_findings(spark, (0, 1500), "resolved", "r1")
+                .unionByName(_numbered_findings(spark, (1500, 4000), "open", "r2")))
+    got = store.read("t_findings")
+    assert [(f.name, f.dataType) for f in got.schema] == [(f.name, f.dataType) for f in expected.schema]
+    assert got.exceptAll(expected).count() == 0 and expected.exceptAll(got).count() == 0
+
+
 def test_merge_refuses_two_source_rows_for_one_target_row(spark, store):
     store.append("t_findings", findings(spark, BASE_FINDINGS), run_id="r1")
     source = findings(spark, [("f1", "open", 1, None, None, "r2"), ("f1", "open", 2, None, None, "r2")])

@@ -9,13 +9,6 @@ import os
 import re
 
 import pytest
-
-from jobs.simulate import command
-from jobs.simulate.scenarios import CATALOGUE
-from jobs.simulate.simulation import SimParams
-from udfs import collector, metadata_log, partition_metadata, producer_state, properties_files, record_batch
-from udfs.errors import DecodeError
-
 from sim_replay import (
     METADATA_DIR,
     authoritative_copy,
@@ -28,6 +21,20 @@ from sim_replay import (
     records,
     replay,
 )
+
+from jobs.simulate import command
+from jobs.simulate.scenarios import CATALOGUE
+from jobs.simulate.simulation import SimParams
+from udfs import (
+    collector,
+    metadata_log,
+    partition_metadata,
+    producer_state,
+    properties_files,
+    record_batch,
+    zookeeper,
+)
+from udfs.errors import DecodeError
 
 CHECK_IDS = {
     "STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "MISSING_REPLICA", "DUPLICATE_REPLICA", "WRONG_LOG_DIR",
@@ -238,7 +245,7 @@ def _assert_disk_matches_metadata(root: str) -> None:
     seen = set()
     for view in log_dirs(root):
         assert view.meta.cluster_id == doc["cluster_id"]
-        for name, is_dir, entry in entries(view):
+        for name, _is_dir, entry in entries(view):
             assert entry.kind != "non_kafka", (view.path, name)
             if entry.kind == "delete":
                 assert capture_ms - os.stat(os.path.join(view.path, name)).st_mtime * 1000 < 60_000 * 60 * 24 * 365
@@ -316,9 +323,21 @@ def test_zookeeper_captures_have_real_formats(capture):
             block = json.loads(by_path["/latest_producer_id_block"]["data"])
             assert list(block) == ["version", "broker", "block_start", "block_end"]
             assert isinstance(block["block_start"], str)
-        for dirpath, name_, path in _files(os.path.join(root, "zk", "logs")):
+        with open(os.path.join(root, "zk", "zk-znodes.jsonl"), encoding="utf-8") as f:
+            assert zookeeper.parse_znode_dump(f, "zk-znodes.jsonl").errors == []
+        events = set()
+        for _dirpath, _name, path in _files(os.path.join(root, "zk", "logs")):
             for line in open(path, encoding="utf-8"):
                 assert LOG_LINE.match(line.rstrip("\n")), (path, line)
+            with open(path, encoding="utf-8") as f:
+                parsed = zookeeper.parse_zk_log(f, path)
+            assert parsed.errors == []
+            events |= {r["event_type"] for r in parsed.rows}
+        assert {"topic_created", "topic_create_requested"} <= events
+        if name == "zk-delete-stuck":
+            assert {"topic_deletion_halted", "log_renamed_for_delete", "log_deleted"} <= events
+        if name == "zk-topic-id-changed":
+            assert "topic_id_mismatch" in events
     stuck = capture("zk-delete-stuck")
     by_path = {json.loads(line)["path"] for line in open(os.path.join(stuck, "zk", "zk-znodes.jsonl"))}
     assert "/admin/delete_topics/orders" in by_path and "/brokers/topics/orders" in by_path

@@ -1,0 +1,140 @@
+"""Malformed inputs are quarantined with their reason and never fail the run; re-ingest is idempotent.
+
+The capture is real devsample data with damage done to copies of its files, plus broken loose files.
+It is written through the DeltaStore (embedded backend) twice under one capture id, then once more under
+another capture id.
+"""
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+from jobs.config import load_config
+from jobs.ingest import run_ingest
+from jobs.tables.delta_store import DeltaStore
+from udfs.collector import CollectOptions, collect
+
+pytestmark = pytest.mark.spark
+
+# relative path -> error kind it must be quarantined with
+DAMAGED = {
+    "broker-1/logs/__cluster_metadata-0/00000000000000000026.log": "truncated_batch",
+    "broker-1/logs/inventory-0/partition.metadata": "malformed_line",
+    "broker-1/logs/events-0/00000000000000000007.snapshot": "crc_mismatch",
+    "broker-1/logs/recovery-point-offset-checkpoint": "malformed_line",
+    "broker-2/logs/meta.properties": "bad_version",
+    "broker-2/logs/inventory-1/partition.metadata": "malformed_line",  # already truncated in the devsample
+    "zk/zk-znodes.jsonl": "bad_json",
+    "capture.json": "bad_json",
+    "log-dirs.txt": "bad_json",
+    "dump/metadata.txt": "malformed_line",
+    "packs/broker-9.jsonl.gz": "truncated_batch",
+}
+
+
+def _damage(root: Path, devsample: Path) -> None:
+    shutil.copytree(devsample / "broker-101" / "kafka-logs", root / "broker-1" / "logs")
+    shutil.copytree(devsample / "broker-104" / "kafka-logs", root / "broker-2" / "logs")
+    shutil.copytree(devsample / "broker-103" / "kafka-logs", root / "lost" / "logs")
+    (root / "lost" / "logs" / "meta.properties").unlink()  # a headless log dir
+    b1 = root / "broker-1" / "logs"
+    segment = b1 / "__cluster_metadata-0" / "00000000000000000026.log"
+    segment.write_bytes(segment.read_bytes()[: segment.stat().st_size // 2])
+    (b1 / "inventory-0" / "partition.metadata").write_bytes(b"version 0\ntopic_id xWt6cg")
+    snapshot = b1 / "events-0" / "00000000000000000007.snapshot"
+    data = bytearray(snapshot.read_bytes())
+    data[-1] ^= 0xFF
+    snapshot.write_bytes(bytes(data))
+    (b1 / "recovery-point-offset-checkpoint").write_text("0\n1\nnot a checkpoint line\n")
+    (root / "broker-2" / "logs" / "meta.properties").write_bytes(b"version=banana\nnode.id=104\n")
+    (root / "zk").mkdir()
+    (root / "zk" / "zk-znodes.jsonl").write_text(
+        '{"path": "/admin/delete_topics/orders", "data": null, "stat": {"version": 0, "mtime": 1}}\n'
+        "{this is not json\n"
+        '{"path": "/brokers/topics/orders", "data": "{\\"version\\":3,\\"partitions\\":{\\"0\\":[1]}}", '
+        '"stat": {"version": 0, "mtime": 1}}\n')
+    (root / "capture.json").write_text("{not json")
+    (root / "log-dirs.txt").write_text("Querying brokers for log directories information\n"
+                                       "Received log directory information from brokers 1\n{\"version\":1,\"brok")
+    dump = (devsample / "tool-output" / "broker-101" / "kafka-logs" / "__cluster_metadata-0"
+            / "00000000000000000000.log.DumpLogSegments.txt").read_text()
+    (root / "dump").mkdir()
+    (root / "dump" / "metadata.txt").write_text(dump.replace("\nbaseOffset: 5 ", "\nthis line is garbage\nbaseOffset: 5 ", 1))
+    (root / "packs").mkdir()
+    pack = root / "packs" / "broker-9.jsonl.gz"
+    collect([str(devsample / "broker-102" / "kafka-logs-b")], str(pack), CollectOptions(), host="h9")
+    raw = gzip.decompress(pack.read_bytes())
+    pack.write_bytes(gzip.compress(raw[: len(raw) * 2 // 3]))  # cut mid-stream: truncated pack
+
+
+@pytest.fixture(scope="module")
+def store_runs(spark, tmp_path_factory, devsample_dir: Path):
+    base = tmp_path_factory.mktemp("malformed")
+    root = base / "capture"
+    _damage(root, devsample_dir)
+    cfg = load_config(overrides=[f"storage.root={base / 'tables'}", "storage.backend=embedded"])
+    store = DeltaStore.from_config(spark, cfg)
+    first = run_ingest(spark, cfg, store, [str(root)], "cap-a", "run-1")
+    tables = list(first.tables)
+    snap1 = {t: [r.asDict() for r in store.read(t).collect()] for t in tables}
+    first.release()
+    second = run_ingest(spark, cfg, store, [str(root)], "cap-a", "run-2")
+    second.release()
+    snap2 = {t: [r.asDict() for r in store.read(t).collect()] for t in tables}
+    third = run_ingest(spark, cfg, store, [str(root / "capture.json")], "cap-b", "run-3")
+    third.release()
+    snap3 = {t: [r.asDict() for r in store.read(t).collect()] for t in tables}
+    return root, first, snap1, snap2, snap3
+
+
+def test_malformed_files_are_quarantined_with_their_reason(store_runs):
+    root, first, snap1, _, _ = store_runs
+    files = {r["path"]: r for r in snap1["bronze_ingest_files"]}
+    on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    assert on_disk <= set(files)  # plus the members read from the truncated pack
+    assert {p for p, r in files.items() if r["status"] == "quarantined"} == set(DAMAGED)
+    for path, kind in DAMAGED.items():
+        assert files[path]["error_kind"] == kind, (path, files[path]["error_message"])
+        assert files[path]["error_message"]
+    assert all(r["status"] in ("ok", "quarantined") for r in files.values())
+    assert first.capture_time_source == "newest_mtime"  # capture.json is unreadable
+
+
+def test_the_rest_is_ingested(store_runs):
+    _, _, snap1, _, _ = store_runs
+    log_dirs = {r["log_dir"]: r for r in snap1["bronze_log_dirs"]}
+    assert log_dirs["broker-1/logs"]["broker_id"] == 101 and log_dirs["broker-1/logs"]["error_kind"] is None
+    assert log_dirs["broker-2/logs"]["broker_id"] is None and log_dirs["broker-2/logs"]["error_kind"] == "bad_version"
+    assert log_dirs["lost/logs"]["error_kind"] == "missing_key"
+    records = [r for r in snap1["bronze_metadata_records"] if r["copy_id"] == "broker-1/logs/__cluster_metadata-0"]
+    offsets = sorted(r["offset"] for r in records if r["error_kind"] is None)
+    assert offsets[:26] == list(range(26)) and len(offsets) < 60  # segment 0 whole, segment 26 cut short
+    assert any(r["error_kind"] == "truncated_batch" for r in records)
+    entries = {(r["log_dir"], r["entry_name"]): r for r in snap1["bronze_dir_entries"]}
+    assert entries[("broker-1/logs", "inventory-0")]["pm_status"] == "log_dir_offline"
+    assert entries[("broker-1/logs", "events-1")]["pm_status"] == "ok"
+    assert ("lost/logs", "clicks-0") in entries
+    zk = snap1["bronze_zk_events"]
+    assert {r["event_type"] for r in zk} >= {"delete_marker", "topic_znode"}
+    dumped = [r for r in snap1["bronze_metadata_records"] if r["source_file"] == "dump/metadata.txt"]
+    assert len(dumped) == 26
+    pack_members = [p for p in (r["path"] for r in snap1["bronze_ingest_files"]) if p.startswith("packs/broker-9")]
+    assert len(pack_members) > 1  # entries before the cut were ingested
+
+
+def test_re_ingest_replaces_the_slice_and_a_new_capture_adds(store_runs):
+    _, _, snap1, snap2, snap3 = store_runs
+
+    def without_run(rows):
+        return sorted(repr(sorted((k, v) for k, v in r.items() if k != "run_id")) for r in rows)
+
+    for table, rows in snap1.items():
+        assert without_run(snap2[table]) == without_run(rows), table
+        assert {r["run_id"] for r in snap2[table]} <= {"run-2"}
+    assert len(snap3["bronze_ingest_files"]) == len(snap1["bronze_ingest_files"]) + 1
+    assert {r["capture_id"] for r in snap3["bronze_ingest_files"]} == {"cap-a", "cap-b"}
+    assert without_run([r for r in snap3["bronze_dir_entries"] if r["capture_id"] == "cap-a"]) == \
+        without_run(snap1["bronze_dir_entries"])
