@@ -92,14 +92,6 @@ def json_float(value: float) -> str:
     return float.__repr__(value)
 
 
-def _json_int_list(values) -> str:
-    # A list of ints prints as its JSON with ", " between elements; timeit: ~0.2 us for [1, 2, 3] against
-    # ~0.3 us for ",".join(map(str, values)). Only for lists (a tuple would print with parentheses).
-    if values.__class__ is not list:
-        raise JsonShapeMismatch("array value is not a list")
-    return repr(values).replace(" ", "")
-
-
 def _json_quoted_list(values) -> str:
     """uuid or base64 texts: their alphabets never need escaping."""
     return '["' + '","'.join(values) + '"]' if values else "[]"
@@ -119,7 +111,8 @@ def _json_float_list(values) -> str:
 
 _ABSENT = object()
 _BASE_NAMESPACE = {
-    "__builtins__": {"str": str, "list": list, "range": range, "len": len, "map": map},
+    "__builtins__": {"str": str, "list": list, "range": range, "len": len, "map": map, "repr": repr,
+                     "tuple": tuple},
     "FastPathMiss": FastPathMiss,
     "JsonShapeMismatch": JsonShapeMismatch,
     "_ABSENT": _ABSENT,
@@ -127,7 +120,6 @@ _BASE_NAMESPACE = {
     "_uuid_text": mc.uuid_text,
     "_escape": mc.json_escape,
     "_json_float": json_float,
-    "_json_int_list": _json_int_list,
     "_json_quoted_list": _json_quoted_list,
     "_json_string_list": _json_string_list,
     "_json_bool_list": _json_bool_list,
@@ -162,6 +154,12 @@ class _Module:
 
     def source(self) -> str:
         return "\n\n".join("\n".join(lines) for lines in self.functions) + "\n"
+
+    def child(self) -> "_Module":
+        """A module for functions generated later (shape writers) that shares this one's names."""
+        child = _Module()
+        child.namespace, child.described = self.namespace, self.described
+        return child
 
 
 class _Function:
@@ -360,22 +358,20 @@ class _Decoders:
             i = 1
         emit(i, f"if n >= {_ONE_BYTE:#x}:")
         emit(i + 1, "raise FastPathMiss")
-        emit(i, "last = -1")
-        emit(i, "for _ in range(n):")
-        emit(i + 1, "tag = buf[pos]")
-        emit(i + 1, f"if tag <= last or tag >= {_ONE_BYTE:#x} or buf[pos + 1] >= {_ONE_BYTE:#x}:")
-        emit(i + 2, "raise FastPathMiss  # out of order, repeated, or a multi-byte tag or size")
-        emit(i + 1, "last = tag")
-        emit(i + 1, "pos += 2  # a known tag's size is not checked (neither do Kafka's generated readers)")
+        # Tags arrive in ascending order, so one check per known tag in that order, no loop: per record this
+        # is ~0.2 us cheaper than a for loop over an if/elif chain (timeit, PartitionChangeRecord with 2 tags).
         for k, f in enumerate(by_tag):
-            emit(i + 1, f"{'if' if k == 0 else 'elif'} tag == {f.tag}:  # {f.name} {f.type}")
-            self._value(emit, f, "v", i + 2, tagged=True)
+            more = "" if k == 0 else "n and "
+            emit(i, f"if {more}buf[pos] == {f.tag} and buf[pos + 1] < {_ONE_BYTE:#x}:  # {f.name} {f.type}")
+            emit(i + 1, "pos += 2  # a known tag's size is not checked (neither do Kafka's generated readers)")
+            self._value(emit, f, "v", i + 1, tagged=True)
             default = f.default_value()
             check = "v is not None" if default is None else f"v != {default!r}"
-            emit(i + 2, f"if {check}:  # a tagged field equal to its default is left out")
-            emit(i + 3, f'd["{f.json_name}"] = v' if direct else f"{_tag_local(f)} = v")
-        emit(i + 1, "else:")
-        emit(i + 2, "raise FastPathMiss  # unknown tag (kept as raw bytes) or not valid in this version")
+            emit(i + 1, f"if {check}:  # a tagged field equal to its default is left out")
+            emit(i + 2, f'd["{f.json_name}"] = v' if direct else f"{_tag_local(f)} = v")
+            emit(i + 1, "n -= 1")
+        emit(i, "if n:  # unknown (kept as raw bytes), repeated, out of order, not valid in this version, or a")
+        emit(i + 1, "raise FastPathMiss  # multi-byte tag or size: the reference decoder decides")
         if direct:
             return
         group: list[FieldSpec] = []
@@ -400,11 +396,17 @@ class _Decoders:
 
 class _JsonWriters:
     """Writes ``json_<Message>(d) -> str``: the JSON text of a decoded dict, byte-equal to
-    ``json.dumps(d, separators=(",", ":"), ensure_ascii=False)`` and so to Kafka's JSON: keys in spec order
-    with their text pre-built, each value formatted by its schema type, tagged keys only when present.
+    ``json.dumps(d, separators=(",", ":"), ensure_ascii=False)`` and so to Kafka's JSON, with the key text
+    pre-built and each value formatted by its schema type.
 
-    The writer trusts the value types (it is attached to what the decoders produce); it checks only that the
-    dict has no other keys (``len``) and all required ones (``KeyError``).
+    A message version without tagged fields gets one f-string. One with tagged fields gets a dispatcher on
+    the dict's key sequence (``tuple(d)``) to a writer generated, on first sight, for exactly those keys: one
+    f-string again, no per-field presence checks (timeit, PartitionChangeRecord with 2 of its 7 tags:
+    ~0.45 us against ~0.8 us for a ``d.get`` per tagged field). Key sequences the version cannot produce go
+    to the generic encoder. Nested structs use ``d.get`` for their tagged fields.
+
+    The writers trust the value types (they are attached to what the decoders produce); they check only the
+    keys: none missing (``KeyError``), none extra (``len`` or the key sequence).
     """
 
     def __init__(self, module: _Module, version: int, flexible: bool):
@@ -464,6 +466,27 @@ class _JsonWriters:
                 emit(1, "return s + '}'" if opening else "return '{' + s[1:] + '}'")
         self.module.functions.append(emit.lines)
 
+    def write_dispatcher(self, name: str, spec: MessageSpec, shapes: str) -> None:
+        emit = _Function(f"def {name}(d):", f"{spec.name} v{self.version} as JSON text: the writer generated for "
+                                            f"the dict's key sequence.")
+        emit(1, "keys = tuple(d)")
+        emit(1, f"write = {shapes}.get(keys)")
+        emit(1, "if write is None:")
+        emit(2, f"write = {shapes}.new(keys)  # generates it, or raises JsonShapeMismatch")
+        emit(1, "return write(d)")
+        self.module.functions.append(emit.lines)
+
+    def write_shape(self, name: str, spec: MessageSpec, keys: tuple) -> None:
+        """One f-string for a dict whose keys are exactly ``keys`` (checked by the dispatcher)."""
+        by_name = {f.json_name: f for f in _present(spec.fields, self.version)}
+        emit = _Function(f"def {name}(d):", f"{spec.name} v{self.version} with keys {', '.join(keys)}.")
+        pieces = []
+        for i, key in enumerate(keys):
+            f = by_name[key]
+            pieces.append(f'{"," if i else ""}"{key}":{self._slot(f, self._inline(emit, f, _item(f)))}')
+        emit(1, "return f'{{" + "".join(pieces) + "}}'")
+        self.module.functions.append(emit.lines)
+
     def _inline(self, emit: _Function, f: FieldSpec, value: str, indent: int = 1) -> str:
         """The JSON text expression of ``value``, or a local holding it when it cannot sit in an f-string."""
         text = self._text(f, value)
@@ -488,7 +511,9 @@ class _JsonWriters:
             if f.is_struct_array:
                 text = '"[" + ",".join(map(' + self.struct(element, f.fields) + ", {v})) + \"]\""
             elif element in _INT_TYPES:
-                text = "_json_int_list({v})"
+                # a list of ints prints as its JSON with ", " between elements; timeit: ~0.2 us for [1, 2, 3]
+                # against ~0.3 us for ",".join(map(str, values))
+                text = 'repr({v}).replace(" ", "")'
             elif element in ("uuid", "bytes", "records"):
                 text = "_json_quoted_list({v})"
             elif element == "string":
@@ -526,13 +551,73 @@ def generate(spec: MessageSpec, version: int) -> Generated:
     json_name = module.name(f"json_{spec.name}_v{version}")
     kind = f"{spec.name} ({'flexible' if flexible else 'classic'} encodings)"
     _Decoders(module, version, flexible).write(decode_name, spec.fields, kind)
-    _JsonWriters(module, version, flexible).write(json_name, spec.fields, spec.name)
+    writers = _JsonWriters(module, version, flexible)
+    shapes = None
+    if any(_is_tagged(f, version, flexible) for f in _present(spec.fields, version)):
+        shapes = _ShapeWriters(spec, version, writers)
+        writers.write_dispatcher(json_name, spec, module.name("_shape_writers", shapes, "per key sequence, "
+                                                                                         "generated on first use"))
+        every_key = tuple(f.json_name for f in _present(spec.fields, version))
+        shapes.add(every_key, module)  # the all-fields shape, generated now so --show has an example
+    else:
+        writers.write(json_name, spec.fields, spec.name)
     source = (f"# Generated by udfs.message_codegen from udfs/schemas: {spec.name} v{version}. Do not edit.\n"
               + "".join(f"# {name} = {what}\n" for name, what in module.described.items()) + "\n"
               + module.source())
     namespace = module.namespace
     exec(compile(source, f"<generated {spec.name} v{version}>", "exec"), namespace)  # noqa: S102 - our own text
+    if shapes is not None:
+        shapes.bind(every_key)
     return Generated(f"{spec.name} v{version}", source, namespace[decode_name], namespace[json_name])
+
+
+class _ShapeWriters(dict):
+    """Key sequence -> generated writer, for one message version with tagged fields (see :class:`_JsonWriters`).
+
+    A key sequence gets a writer only when the decoder could have produced it: the version's keys in spec order,
+    all untagged ones included. Nothing from the data reaches the source: it is written from the field specs.
+    """
+
+    MAX_SHAPES = 512  # more distinct key sequences than a version has tag combinations in practice
+
+    def __init__(self, spec: MessageSpec, version: int, writers: _JsonWriters):
+        super().__init__()
+        self.spec, self.version, self.writers = spec, version, writers
+        present = _present(spec.fields, version)
+        self.names = tuple(f.json_name for f in present)
+        self.tagged = frozenset(f.json_name for f in present if _is_tagged(f, version, writers.flexible))
+        self.pending: dict[tuple, str] = {}
+
+    def add(self, keys: tuple, module: _Module) -> str:
+        """Write the shape writer's source into ``module``; :meth:`bind` picks it up once compiled."""
+        tagged = [k for k in keys if k in self.tagged]
+        name = module.name(f"json_{self.spec.name}_v{self.version}__" + ("_".join(tagged) or "untagged"))
+        saved, self.writers.module = self.writers.module, module
+        try:
+            self.writers.write_shape(name, self.spec, keys)
+        finally:
+            self.writers.module = saved
+        self.pending[keys] = name
+        return name
+
+    def bind(self, keys: tuple) -> None:
+        self[keys] = self.writers.module.namespace[self.pending.pop(keys)]
+
+    def new(self, keys):
+        """The writer for ``keys``, generated now; raises JsonShapeMismatch for a sequence the version cannot
+        produce (then the caller uses the generic encoder)."""
+        if len(self) >= self.MAX_SHAPES or not all(k.__class__ is str for k in keys):
+            raise JsonShapeMismatch("no generated writer for this key sequence")
+        expected = tuple(n for n in self.names if n not in self.tagged or n in keys)
+        if keys != expected:
+            raise JsonShapeMismatch("keys the decoder would not produce")
+        module = self.writers.module.child()
+        self.add(keys, module)
+        source = module.source()
+        exec(compile(source, f"<generated {self.spec.name} v{self.version} shape>", "exec"),  # noqa: S102
+             module.namespace)
+        self.bind(keys)
+        return self[keys]
 
 
 def find_spec(name: str) -> Optional[MessageSpec]:

@@ -92,7 +92,7 @@ def _named(children: List[pafs.FileInfo]) -> List[pafs.FileInfo]:
     out = []
     for child in children:
         try:
-            child.base_name
+            _ = child.base_name
         except UnicodeDecodeError:
             continue
         out.append(child)

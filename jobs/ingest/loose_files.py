@@ -218,8 +218,7 @@ def _records(data, sink: RowSink, outcome: FileOutcome, source: Dict[str, Any]) 
 
 
 def _dump_events(lines):
-    events = getattr(dump_log_text, "iter_dump_log_events", None) or dump_log_text._events
-    return events(lines)
+    return dump_log_text.iter_dump_log_events(lines)
 
 
 def _is_metadata_dump(section) -> bool:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -85,8 +84,6 @@ def int_list_text(arr: Column) -> Column:
 
 
 def materialize(df: DataFrame) -> DataFrame:
-    """Compute ``df`` once: the replay and silver tables feed dozens of checks. Persisted (not checkpointed)
-    so the optimizer knows their real, small sizes and broadcasts them in joins."""
-    out = df.persist(StorageLevel.MEMORY_AND_DISK)
-    out.count()  # materialize now: later plans see it as an in-memory relation with real size statistics
-    return out
+    """Compute ``df`` once and cut its lineage: the replay and silver tables feed dozens of checks, and
+    re-analysing their growing plans in every check costs far more than the (small) data."""
+    return df.localCheckpoint(eager=True)

@@ -55,6 +55,11 @@ def _fmt_int(n: Optional[int]) -> str:
     return "–" if n is None else f"{int(n):,}"
 
 
+def broker_label(broker: str) -> str:
+    """"broker 103", or "not broker-specific" for findings without a broker (summary key "unknown")."""
+    return "not broker-specific" if broker == "unknown" else f"broker {broker}"
+
+
 def _card(label: str, value: str, cls: str = "", metric: str = "", tip: str = "") -> str:
     title = f' title="{esc(tip)}"' if tip else ""
     return (f'<div class="card {esc(cls)}"{title}><span class="num" data-metric="{esc(metric)}">{esc(value)}</span>'
@@ -116,9 +121,9 @@ def _charts(data: ReportData) -> str:
     check_items = [(c, v["count"], COLORS.get(v["severity"], "#888"), _fmt_int(v["count"]),
                     f"{c}: {v['count']} open ({v['severity']}), {human_bytes(v['bytes'])}")
                    for c, v in data.by_check.items()]
-    broker_items = [(f"broker {b}", [(s, v.get(s, 0)) for s in SEVERITIES], v["total"])
+    broker_items = [(broker_label(b), [(s, v.get(s, 0)) for s in SEVERITIES], v["total"])
                     for b, v in data.by_broker.items()]
-    bytes_items = [(f"broker {b}", n, COLORS["bytes"], human_bytes(n), f"broker {b}: {n:,} bytes reclaimable")
+    bytes_items = [(broker_label(b), n, COLORS["bytes"], human_bytes(n), f"{broker_label(b)}: {n:,} bytes reclaimable")
                    for b, n in data.reclaimable["by_broker"].items()]
     legend = ('<div class="legend"><span class="sw sw-critical"></span>critical<span class="sw sw-warning"></span>'
               'warning<span class="sw sw-info"></span>info</div>')
@@ -234,7 +239,7 @@ def _plan_section(plans: Sequence[BrokerPlan], settings: ReportSettings, truncat
     for plan in plans:
         n = len(plan.quarantine) + len(plan.review)
         parts.append(f'<div class="plan" id="plan-broker-{esc(plan.broker)}" data-broker="{esc(plan.broker)}">'
-                     f'<h3>Broker {esc(plan.broker)} — {n} item{"s" if n != 1 else ""}'
+                     f'<h3>{esc(broker_label(plan.broker).capitalize())} — {n} item{"s" if n != 1 else ""}'
                      f'{", " + esc(human_bytes(plan.reclaimable_bytes)) + " to reclaim" if plan.quarantine else ""}</h3>')
         steps = plan.steps(settings)
         if steps:

@@ -95,7 +95,7 @@ def render_markdown(data: ReportData, summary: Dict[str, Any], plans: Sequence[B
               "kafka-recon changed nothing on any broker. Review each step and run it yourself, one broker at a time.",
               ""]
     for plan in plans:
-        lines += [f"### Broker {md(plan.broker)}", ""]
+        lines += [f"### {md('Not broker-specific' if plan.broker == 'unknown' else 'Broker ' + plan.broker)}", ""]
         for step in plan.steps(settings):
             if step.startswith(("mkdir ", "mv ")):
                 lines.append(f"- [ ] {code(step)}")

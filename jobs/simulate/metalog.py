@@ -83,6 +83,8 @@ class MetadataLog:
         self.record_count = 0
         self.records_since_snapshot = 0
         self._out = None
+        self._by_segment: Dict[int, List[BatchInfo]] = {}
+        self._indexed_batches = -1
 
     # ---- appending ----
 
@@ -183,16 +185,25 @@ class MetadataLog:
             segments.append((seg, size))
         return CopyPlan(end_offset, now_ms, points, log_start, segments)
 
+    def _segment_batches(self, segment_index: int) -> List[BatchInfo]:
+        """The batches of one segment (indexed once; copies of many brokers ask again and again)."""
+        if self._indexed_batches != len(self.batches):
+            self._by_segment = {}
+            for info in self.batches:
+                self._by_segment.setdefault(info.segment, []).append(info)
+            self._indexed_batches = len(self.batches)
+        return self._by_segment.get(segment_index, [])
+
     def _bytes_upto(self, segment_index: int, end_offset: int) -> int:
         size = 0
-        for info in self.batches:
-            if info.segment == segment_index and info.last_offset < end_offset:
+        for info in self._segment_batches(segment_index):
+            if info.last_offset < end_offset:
                 size = info.position + info.size
         return size
 
     def batches_in(self, segment_index: int, upto_bytes: int) -> Iterator[BatchInfo]:
-        for info in self.batches:
-            if info.segment == segment_index and info.position + info.size <= upto_bytes:
+        for info in self._segment_batches(segment_index):
+            if info.position + info.size <= upto_bytes:
                 yield info
 
     def epochs_upto(self, end_offset: int, log_start: int) -> List[Tuple[int, int]]:

@@ -31,6 +31,7 @@ def migrate(sim: Simulation, buggy: bool, allocate_to: int) -> ProducerIdBlock:
     kraft = KraftController(sim.log, sim.clock, sim.rng, sim.version, sim.voters, None,
                             migration_state=PRE_MIGRATION)
     sim.kraft = kraft
+    sim.dump_controller_log = KRAFT_CONTROLLERS[0]  # not captured: an operator ran kafka-dump-log on it
     kraft.elect_leader(KRAFT_CONTROLLERS[0])
     kraft.bootstrap()
     for broker_id in sim.broker_ids:  # rolling restart of the ZooKeeper brokers with migration enabled

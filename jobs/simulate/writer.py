@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Tuple
 from udfs import kafka_uuid
 from udfs.log_index import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 
-from . import codec
+from . import codec, dump_log
 from .background import MEAN_RECORD_BYTES, Background
 from .clock import SECOND, iso_utc
 from .fleet import Broker, LogDir, OtherEntry, Replica, replica_size
@@ -414,6 +414,24 @@ class CaptureWriter:
             broker = self.sim.fleet[broker_id]
             log_dir = next(d for d in broker.log_dirs if d.holds_metadata_log)
             self._write_copy(broker, log_dir, plan, encoded)
+        if self.sim.dump_controller_log is not None:
+            self._controller_dump(log, encoded)
+
+    def _controller_dump(self, log: MetadataLog, encoded: Dict[int, str]) -> None:
+        """kafka-dump-log text of the (uncaptured) KRaft controller's log: its retained segments + snapshot."""
+        plan = log.plan_copy(log.next_offset, self.sim.capture_ms)
+        paths = [seg.path for seg, _ in plan.segments]
+        if plan.snapshots:
+            point = plan.snapshots[-1]
+            if point.end_offset not in encoded:
+                encoded[point.end_offset] = self._encode_snapshot(log, point)
+            paths.append(encoded[point.end_offset])
+        out_dir = os.path.join(self.out, "dump-log")
+        self.tree.mkdir(out_dir, self.sim.capture_ms)
+        node = self.sim.dump_controller_log
+        path = os.path.join(out_dir, f"controller-{node}-cluster-metadata.txt")
+        dump_log.write_dump(paths, f"/var/lib/kafka/controller-{node}/{METADATA_DIR}", path)
+        os.utime(path, ns=(_ns(self.sim.capture_ms),) * 2)
 
     def _encode_snapshot(self, log: MetadataLog, point: SnapshotPoint) -> str:
         path = os.path.join(log.work_dir, codec.snapshot_name(point.end_offset, point.epoch))

@@ -7,6 +7,7 @@ files: the Kafka-written fixtures in tests/fixtures and the malformed corpus (te
 from __future__ import annotations
 
 import gzip
+import json
 import tarfile
 from dataclasses import dataclass
 from functools import lru_cache
@@ -287,8 +288,6 @@ def _codec_seeds() -> List[bytes]:
 def _pack_seeds() -> List[bytes]:
     from tests.reliability.corpus import real_pack_lines
 
-    import json
-
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in real_pack_lines())
     out = [text.encode()]
     for data in _corpus("pack"):
@@ -311,8 +310,6 @@ def _dump_seeds() -> List[bytes]:
 
 
 def _znode_value_seeds() -> List[bytes]:
-    import json
-
     out = []
     for line in _zk_members().get("zk-znodes.jsonl", b"").splitlines()[:200]:
         try:

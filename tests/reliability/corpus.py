@@ -35,7 +35,7 @@ import zstandard
 
 from udfs import compression, record_batch, wire
 from udfs.collector import write_pack
-from udfs.metadata_log import encode_control_batch, encode_metadata_batch, encode_metadata_frame
+from udfs.metadata_log import encode_metadata_batch, encode_metadata_frame
 from udfs.partition_metadata import encode_partition_metadata
 from udfs.producer_state import ProducerEntry, encode_producer_snapshot
 from udfs.properties_files import (

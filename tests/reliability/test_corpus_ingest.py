@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -264,3 +263,39 @@ def _norm(row: dict) -> dict:
             value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
         out[key] = value
     return out
+
+
+def test_ingest_reads_a_few_kib_of_a_10_gib_sparse_segment(tmp_path, monkeypatch):
+    """Only the header scan touches a data segment: one 61-byte header per batch and one probe of the tail."""
+    from .corpus import BY_NAME, SPARSE_SIZE
+
+    log_dir = tmp_path / "capture" / "kafka-logs"
+    _meta(log_dir, FIRST_SYNTHETIC_NODE)
+    (log_dir / "orders-0").mkdir()
+    (log_dir / "orders-0" / "partition.metadata").write_bytes(encode_partition_metadata(TOPIC_ID))
+    BY_NAME["data_segment_sparse_10gib"].write(log_dir / "orders-0" / "00000000000000000000.log")
+    read = []
+    real_pread = os.pread
+
+    def counting_pread(fd, n, offset):
+        data = real_pread(fd, n, offset)
+        read.append(len(data))
+        return data
+
+    ingest_rows(tmp_path / "capture")  # warm-up: first-call imports and caches read files of their own
+    before = _bytes_read_by_this_process()
+    monkeypatch.setattr(os, "pread", counting_pread)
+    rows = ingest_rows(tmp_path / "capture")
+    monkeypatch.undo()
+    assert _bytes_read_by_this_process() - before < (1 << 20)  # every read syscall of the process counted
+    files = {r["path"]: r for r in rows[FILES]}
+    segment = files["kafka-logs/orders-0/00000000000000000000.log"]
+    assert (segment["status"], segment["bytes"], segment["rows_produced"]) == ("ok", SPARSE_SIZE, 1)
+    assert [r["producer_id"] for r in rows["bronze_producer_states"]] == [4000]
+    assert sum(read) < (1 << 20)
+
+
+def _bytes_read_by_this_process() -> int:
+    """``rchar`` of /proc/self/io: bytes of every read/pread/readv syscall so far."""
+    with open("/proc/self/io") as stats:
+        return next(int(line.split()[1]) for line in stats if line.startswith("rchar:"))

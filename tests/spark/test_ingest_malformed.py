@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ DAMAGED = {
     "capture.json": "bad_json",
     "log-dirs.txt": "bad_json",
     "dump/metadata.txt": "malformed_line",
-    "packs/broker-9.jsonl.gz": "truncated_batch",
+    "packs/broker-9.jsonl.gz": "truncated_pack",
 }
 
 
@@ -100,7 +101,9 @@ def test_malformed_files_are_quarantined_with_their_reason(store_runs):
         assert files[path]["error_kind"] == kind, (path, files[path]["error_message"])
         assert files[path]["error_message"]
     assert all(r["status"] in ("ok", "quarantined") for r in files.values())
-    assert first.capture_time_source == "newest_mtime"  # capture.json is unreadable
+    # capture.json is unreadable: the time comes from the collector's record in the (truncated) pack's header
+    assert first.capture_time_source == "capture_record"
+    assert abs((datetime.now(timezone.utc) - first.capture_time).total_seconds()) < 3600
 
 
 def test_the_rest_is_ingested(store_runs):

@@ -278,9 +278,10 @@ def _ms(iso: str) -> int:
     return int(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-@pytest.mark.parametrize("name", ["healthy", "delete-create-in-snapshot"])
-def test_healthy_captures_have_nothing_to_find(capture, name):
-    root = capture(name)
+@pytest.mark.parametrize("name,overrides", [("healthy", {}), ("healthy", {"log_dirs": 3, "brokers": 5}),
+                                            ("delete-create-in-snapshot", {})])
+def test_healthy_captures_have_nothing_to_find(capture, name, overrides):
+    root = capture(name, **overrides)
     assert expected_doc(root)["findings"] == []
     _assert_disk_matches_metadata(root)
     copies = [os.path.join(v.path, METADATA_DIR) for v in log_dirs(root)]
@@ -435,6 +436,7 @@ def test_scale_flags_stream_background_replicas(tmp_path):
     assert sum(per_dir) == 6000 and min(per_dir) > 0  # spread over all 6 log dirs
     image, _, _ = replay(authoritative_copy(out))
     assert sum(len(t["partitions"]) for t in image.topics.values()) >= 2000
+    _assert_disk_matches_metadata(out)  # JBOD directories of every background replica agree with the metadata
     sample = next(v for v in log_dirs(out))
     big = max((os.path.join(sample.path, n) for n in os.listdir(sample.path) if n.startswith(("billing", "catalog",
               "checkout", "fraud", "inventory.", "logistics", "marketing", "orders.", "payments.", "pricing",
