@@ -488,7 +488,7 @@ def decoder(spec: MessageSpec, version: int) -> ValueReader:
 
     def decode_message(buf, pos):
         try:
-            data, end = fast(buf, pos)
+            data, end, _ = fast(buf, pos)
         except MISSES:
             return reference(buf, pos)
         if end > len(buf):  # the fast path does not bound slices by the buffer: let the reference fail

@@ -318,7 +318,7 @@ def _batch_error(error: DecodeError, header: Optional[BatchHeader], position: in
 
 
 def _fast_frames() -> dict:
-    """``bytes([1, apiKey, version]) -> (type name, generated fast decoder, apiKey, version, JSON writer)`` for
+    """``bytes([1, apiKey, version]) -> (type name, generated fast decoder, apiKey, version)`` for
     every record version whose frame is three one-byte uvarints (all of them today); built once.
 
     Only flexible versions: there every element of an array takes at least one byte, so a body decoded in
@@ -328,9 +328,9 @@ def _fast_frames() -> dict:
         for spec in metadata_schema().messages:
             for version in range(spec.valid_versions.lowest, spec.valid_versions.highest + 1):
                 if spec.api_key < 0x80 and version < 0x80 and spec.is_flexible(version):
-                    code = message_codec.generated(spec, version)
                     _FAST_FRAMES[bytes((FRAME_VERSION, spec.api_key, version))] = (
-                        spec.type_name, code.fast_decoder, spec.api_key, version, code.json_writer)
+                        spec.type_name, message_codec.generated(spec, version).fast_decoder, spec.api_key,
+                        version)
     return _FAST_FRAMES
 
 
@@ -411,7 +411,7 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False) -> Iterator[Meta
                     entry = frames.get(buf[value_start:value_start + 3])
                     if entry is not None:
                         try:
-                            data, stop = entry[1](buf, value_start + 3)
+                            data, stop, writer = entry[1](buf, value_start + 3)
                         except misses:
                             stop = -1
                         if stop == value_end:
@@ -419,7 +419,7 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False) -> Iterator[Meta
                             # as much (timeit); test_metadata_log.py pins the field order.
                             record = MetadataRecord(offset, base, last, epoch, ts, False, entry[0], entry[2],
                                                     entry[3], data, None, None, position)
-                            record._json_writer = entry[4]
+                            record._json_writer = writer
                             yield record
                             pos = end
                             index += 1

@@ -11,6 +11,7 @@ which may arrive after the other entries; the driver joins it in from bronze_log
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
 
 from udfs import log_dir_names, metadata_log, properties_files, record_batch
@@ -24,6 +25,30 @@ from .tagged_rows import RowSink
 
 METADATA_DIR = log_dir_names.METADATA_DIR
 FILES = "bronze_ingest_files"
+
+# Names and small files repeat across replica dirs (00000000000000000000.log, "version: 0\ntopic_id: <one id
+# per topic>", "0\n1\n0 0\n"): their readings are cached. Only outcomes that do not depend on the path are
+# cached; a failing file is always read again with its own path for Kafka's message.
+classify_partition_file = lru_cache(maxsize=8192)(log_dir_names.classify_partition_file)
+
+
+@lru_cache(maxsize=65536)
+def _partition_metadata_ok(data: bytes):
+    result = read_partition_metadata(data)
+    return result if result.ok else None
+
+
+@lru_cache(maxsize=4096)
+def _leader_epochs_ok(data: bytes) -> bool:
+    return properties_files.parse_leader_epoch_checkpoint(data).ok
+
+
+def partition_metadata(data: bytes, path: str):
+    return _partition_metadata_ok(data) or read_partition_metadata(data, path)
+
+
+def leader_epoch_error(data: bytes, path: str) -> Optional[DecodeError]:
+    return None if _leader_epochs_ok(data) else properties_files.parse_leader_epoch_checkpoint(data, path).error
 
 # classify_partition_file kind -> bronze_ingest_files.file_kind (data/metadata segments told apart by folder)
 CHILD_FILE_KINDS = {
@@ -232,7 +257,7 @@ class LogDirDecoder:
             self._file_row(entry, "other", outcome)
             return
         current.bytes += entry.get("size") or 0
-        pf = log_dir_names.classify_partition_file(name)
+        pf = classify_partition_file(name)
         in_metadata_dir = parent == METADATA_DIR
         if pf.kind == "log":
             kind = "metadata_segment" if in_metadata_dir else "data_segment"
@@ -251,7 +276,7 @@ class LogDirDecoder:
             if pf.kind == "partition_metadata" and pf.state is None:
                 data = self._content(entry, outcome)
                 if data is not None:
-                    current.pm = read_partition_metadata(bytes(data), self._kafka_path(entry["path"]))
+                    current.pm = partition_metadata(bytes(data), self._kafka_path(entry["path"]))
                     outcome.rows = 1
                     if current.pm.error is not None:
                         outcome.fail(current.pm.error)
@@ -264,9 +289,9 @@ class LogDirDecoder:
             elif pf.kind == "leader_epoch_checkpoint" and pf.state is None:
                 data = self._content(entry, outcome)
                 if data is not None:
-                    result = properties_files.parse_leader_epoch_checkpoint(bytes(data), self._kafka_path(entry["path"]))
-                    if result.error is not None:
-                        outcome.fail(result.error)
+                    error = leader_epoch_error(bytes(data), self._kafka_path(entry["path"]))
+                    if error is not None:
+                        outcome.fail(error)
             elif pf.kind == "quorum_state" and pf.state is None:
                 data = self._content(entry, outcome)
                 if data is not None:

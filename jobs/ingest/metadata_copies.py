@@ -15,7 +15,7 @@ only one summary row per copy (hundreds) comes back to the driver.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
@@ -89,7 +89,7 @@ def _copy_summary(pdf):
                 "snapshot_end_offset": "Int64", "record_broker_id": "Int32"})
 
 
-def _summaries(records: DataFrame, copy_facts: DataFrame) -> List[dict]:
+def _summaries(records: DataFrame, copy_facts: Sequence[tuple]) -> List[dict]:
     """One Spark job: group by offset to find each offset's winner, then by copy to summarise each copy."""
     log = records.where(F.col("section") == "log")
     entry = F.struct("copy_id", "leader_epoch", "record_hash", "source_kind", "source_broker_id",
@@ -100,10 +100,10 @@ def _summaries(records: DataFrame, copy_facts: DataFrame) -> List[dict]:
         "snapshot_end_offset", "source_kind", "source_broker_id")
     summary = flags.unionByName(snapshots).groupBy("copy_id").applyInPandas(_copy_summary, SUMMARY_DDL)
     by_id = {r["copy_id"]: r.asDict() for r in summary.collect()}
-    for fact in copy_facts.collect():
-        row = by_id.setdefault(fact["copy_id"], {"copy_id": fact["copy_id"], "records": 0, "snapshot_ends": []})
-        row["log_dir"] = fact["log_dir"]
-        row["fact_broker_id"] = fact["source_broker_id"]
+    for copy_id, broker_id, log_dir in copy_facts:
+        row = by_id.setdefault(copy_id, {"copy_id": copy_id, "records": 0, "snapshot_ends": []})
+        row["log_dir"] = log_dir
+        row["fact_broker_id"] = broker_id
     out = []
     for d in by_id.values():
         for key in ("first_offset", "last_offset", "mismatch_at", "gap_after_offset", "snapshot_end_offset",
@@ -137,7 +137,7 @@ def _sequence_snapshot(auth: dict, snapshot_ends: List[int]) -> Optional[int]:
     return min(continued) if continued else max(snapshot_ends)
 
 
-def compute_copies(records: DataFrame, copy_facts: DataFrame) -> Tuple[DataFrame, DataFrame]:
+def compute_copies(records: DataFrame, copy_facts: Iterable[tuple]) -> Tuple[DataFrame, DataFrame]:
     """(copies rows of bronze_metadata_copies without run columns, records with ``in_authoritative_sequence``).
 
     ``diverges_at_offset`` is the first offset where a copy holds something other than the authoritative
@@ -145,10 +145,11 @@ def compute_copies(records: DataFrame, copy_facts: DataFrame) -> Tuple[DataFrame
     copy whenever that copy is consistent, which is the normal case.
 
     :param records: bronze_metadata_records payload rows (persisted by the caller: it is scanned twice).
-    :param copy_facts: one row per copy known to exist even without records: copy_id, source_broker_id, log_dir.
+    :param copy_facts: ``(copy_id, source_broker_id, log_dir)`` per copy known to exist even without records
+        (a broker's ``__cluster_metadata-0``); a small driver-side list.
     """
     spark = records.sparkSession
-    copies = _summaries(records, copy_facts)
+    copies = _summaries(records, [tuple(f) for f in copy_facts])
     auth = _pick_authoritative(copies)
     sequence_snapshot = _sequence_snapshot(auth, auth["snapshot_ends"]) if auth is not None else None
     rows = []

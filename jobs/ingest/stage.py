@@ -100,9 +100,17 @@ def _conform(df: DataFrame, spec: TableSpec, capture_id: str, run_id: str,
     return df.select(*cols)
 
 
+def _utc(moment: Optional[datetime]) -> Optional[datetime]:
+    """Aware UTC (Spark hands timestamps back naive, in the session's UTC zone)."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
 def _resolve_capture_time(argument: Optional[datetime], facts: List[dict]):
     if argument is not None:
-        return (argument if argument.tzinfo else argument.replace(tzinfo=timezone.utc)), "argument"
+        return _utc(argument), "argument"
+    facts = [dict(f, time_value=_utc(f["time_value"])) for f in facts]
     recorded = [f for f in facts if f["fact"] == "recorded_capture_time" and f["time_value"] is not None]
     named = [f["time_value"] for f in recorded if (f["source"] or "").rsplit("/", 1)[-1] == "capture.json"]
     if named:
@@ -174,7 +182,7 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
                .join(F.broadcast(copy_df.select("copy_id", "source_broker_id")), "copy_id", "left"))
     records = records.persist(StorageLevel.MEMORY_AND_DISK)
     persisted.append(records)
-    copies, flagged = compute_copies(records, copy_df.where(F.col("fact") == "metadata_copy").drop("fact"))
+    copies, flagged = compute_copies(records, [c[:3] for c in copy_sources if c[3] == "metadata_copy"])
 
     c, r = capture_id, run_id
     tables = {

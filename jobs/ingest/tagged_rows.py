@@ -65,11 +65,7 @@ def spark_schema():
 def to_batch(table: str, rows: List[Mapping]) -> pa.RecordBatch:
     """Rows (dicts keyed by column name; missing keys are null) of one table as a tagged batch."""
     n = len(rows)
-    struct_type = STRUCTS[table]
-    columns = []
-    for field in struct_type:
-        columns.append(pa.array([r.get(field.name) for r in rows], type=field.type))
-    filled = pa.StructArray.from_arrays(columns, fields=list(struct_type))
+    filled = pa.array(rows, type=STRUCTS[table])  # dicts -> struct array in C++; absent keys become nulls
     arrays = [pa.array([table] * n, type=pa.string())]
     for name, t in STRUCTS.items():
         arrays.append(filled if name == table else pa.nulls(n, type=t))
@@ -84,21 +80,27 @@ class RowSink:
         self._rows: Dict[str, List[Mapping]] = {name: [] for name in BY_NAME}
         self.counts: Dict[str, int] = dict.fromkeys(BY_NAME, 0)
         self.newest_mtime = None  # newest file time seen by this task: one fact row at the end
+        self._full: List[str] = []  # tables that reached batch_rows since the last ready()
 
     def seen_time(self, moment) -> None:
         if moment is not None and (self.newest_mtime is None or moment > self.newest_mtime):
             self.newest_mtime = moment
 
     def add(self, table: str, row: Mapping) -> None:
-        self._rows[table].append(row)
+        rows = self._rows[table]
+        rows.append(row)
         self.counts[table] += 1
+        if len(rows) == self.batch_rows:
+            self._full.append(table)
 
     def ready(self) -> Iterable[pa.RecordBatch]:
-        """Batches of tables that reached ``batch_rows`` (call between inputs to keep memory flat)."""
-        for table, rows in self._rows.items():
+        """Batches of tables that reached ``batch_rows`` (cheap to call after every input: memory stays flat)."""
+        while self._full:
+            table = self._full.pop()
+            rows = self._rows[table]
             if len(rows) >= self.batch_rows:
-                yield to_batch(table, rows)
                 self._rows[table] = []
+                yield to_batch(table, rows)
 
     def drain(self) -> Iterable[pa.RecordBatch]:
         if self.newest_mtime is not None:

@@ -10,6 +10,7 @@ from .frames import basename
 
 CHANGE = "array<struct<offset:bigint,time:timestamp,from:int,to:int>>"
 
+
 def partition_count_changed(ctx: CheckContext) -> DataFrame:
     inc = ctx.silver["silver_topic_incarnations"]
     if not ctx.thresholds.kip253_report_partition_changes:
@@ -28,9 +29,11 @@ def partition_count_changed(ctx: CheckContext) -> DataFrame:
                              partition_count=F.col("partition_count")),
     })
 
+
 def _copies(ctx: CheckContext) -> DataFrame:
     return ctx.bronze["bronze_metadata_copies"].select("copy_id", F.col("source_broker_id").alias("_cb"),
                                                        F.col("log_dir").alias("_copy_log_dir"))
+
 
 def divergence(ctx: CheckContext) -> DataFrame:
     ml = ctx.view.ml
@@ -59,6 +62,7 @@ def divergence(ctx: CheckContext) -> DataFrame:
                              our_leader_epoch=F.col("_ours_epoch")),
     })
 
+
 def gaps(ctx: CheckContext) -> DataFrame:
     """Holes between consecutive offsets of one copy's log."""
     ml = ctx.view.ml
@@ -75,6 +79,7 @@ def gaps(ctx: CheckContext) -> DataFrame:
         "evidence": evidence(copy_id=F.col("copy_id"), last_offset_before=F.col("offset"),
                              first_offset_after=F.col("_next"), missing=F.col("_next") - F.col("offset") - 1),
     })
+
 
 def all_checks(ctx: CheckContext):
     return [partition_count_changed(ctx), divergence(ctx), gaps(ctx)]

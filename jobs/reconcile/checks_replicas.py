@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 from .check_rows import details, evidence, replica_key, rows
 from .context import CheckContext
-from .frames import basename, human_ms, int_list_text, iso, real_directory
+from .frames import basename, human_ms, iso, real_directory
 
 
 def _dir_values(extra: dict) -> dict:

@@ -116,8 +116,7 @@ def brokers(ml: MetadataLog) -> DataFrame:
     """Registration state per broker in the image, with the time of its latest registration."""
     img = ml.image
     regs = _type(img, "REGISTER_BROKER_RECORD").filter(F.col("broker_id").isNotNull())
-    log_dirs = F.coalesce(F.from_json(F.get_json_object("payload_json", "$.logDirs"), "array<string>"),
-                          F.from_json(F.get_json_object("payload_json", "$.data.logDirs"), "array<string>"))
+    log_dirs = F.col("directories")  # the ingest lifts RegisterBrokerRecord LogDirs into ``directories``
     latest = regs.groupBy("broker_id").agg(
         F.max("pos").alias("reg_pos"), F.max_by("broker_epoch", "pos").alias("broker_epoch"),
         F.max_by("append_time", "pos").alias("_reg_time"), F.max_by(log_dirs, "pos").alias("registered_log_dirs"))

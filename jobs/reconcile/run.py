@@ -55,7 +55,8 @@ def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFr
         capture_time = capture_time.replace(tzinfo=timezone.utc)
     catalogue = catalogue or load_catalogue(cfg)
     b = conform_all(spark, bronze, bronze_tables.TABLES)
-    b = {name: materialize(df) for name, df in b.items()}
+    for name in ("bronze_metadata_records", "bronze_dir_entries"):  # read by many checks
+        b[name] = materialize(b[name])
     view = controller_view(spark, b, catalogue.thresholds)
     cluster = view.cluster_id
 
@@ -77,6 +78,6 @@ def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFr
     ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas)
     parts = (checks_replicas.all_checks(ctx) + checks_deletes.all_checks(ctx) + checks_producer_ids.all_checks(ctx)
              + checks_metadata.all_checks(ctx))
-    findings = assemble(parts, catalogue, brokers, cluster, capture_id, run_id, capture_time)
+    findings = materialize(assemble(parts, catalogue, brokers, cluster, capture_id, run_id, capture_time))
     out = {name: conform(_with_run(df, capture_id, run_id, cluster), specs[name]) for name, df in silver.items()}
     return ReconcileResult(out, findings, cluster, view.mode, catalogue)

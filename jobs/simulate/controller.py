@@ -14,9 +14,10 @@ Every change is also returned as a :class:`Delta` so the simulated brokers can r
 """
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from udfs import kafka_uuid
 
@@ -143,9 +144,7 @@ class KraftController:
                 change = partition_rules.broker_down(topic.partitions[pid], broker_id, down)
                 if change:
                     records.append(self._change_record(topic.topic_id, pid, change))
-        records.extend(self._background_op(BrokerEvent(broker_id, up=False)))
-        if records:
-            self._append(records)
+        self._append_stream(itertools.chain(records, self._background_changes(BrokerEvent(broker_id, up=False))))
         self.fence(broker_id)
 
     def broker_back(self, broker_id: int, log_dirs: List[bytes], rack: Optional[str], host: str) -> int:
@@ -157,30 +156,44 @@ class KraftController:
             for pid in sorted(topic.partitions):
                 for change in partition_rules.broker_up(topic.partitions[pid], broker_id):
                     records.append(self._change_record(topic.topic_id, pid, change))
-        records.extend(self._background_op(BrokerEvent(broker_id, up=True)))
-        if records:
-            self._append(records)
+        self._append_stream(itertools.chain(records, self._background_changes(BrokerEvent(broker_id, up=True))))
         return epoch
 
-    def _background_op(self, op: object) -> List[Record]:
-        """Apply one op to every background partition (replayed state) and return the change records."""
+    def _append_stream(self, records: Iterable[Record], chunk: int = 10_000) -> int:
+        """Append a long run of records in batches without holding them all (background changes at scale)."""
+        buffer: List[Record] = []
+        written = 0
+        for record in records:
+            buffer.append(record)
+            if len(buffer) >= chunk:
+                self._append(buffer)
+                written += len(buffer)
+                buffer = []
+        if buffer:
+            self._append(buffer)
+            written += len(buffer)
+        return written
+
+    def _background_changes(self, op: object) -> Iterator[Record]:
+        """Apply one op to every background partition (state replayed) and yield the change records.
+
+        The op joins the background's history once every partition has been visited.
+        """
         bg = self.background
         if bg is None or not bg.total_partitions:
             if bg is not None:
                 bg.ops.append(op)
-            return []
+            return
         upto = len(bg.ops)
-        records: List[Record] = []
+        down_before = self._down_before(upto)
         uses_dirs = self.image.uses_directories
         for topic, p, flat in bg.partitions():
             if isinstance(op, BrokerEvent) and op.broker not in bg.replicas(topic, p):
                 continue
             part = bg.state(topic, p, uses_dirs, upto, flat)
-            down = self._down_before(upto)
-            for change in apply_op(bg, part, op, down, flat):
-                records.append(self._change_record(topic.topic_id, p, change))
+            for change in apply_op(bg, part, op, set(down_before), flat):
+                yield self._change_record(topic.topic_id, p, change)
         bg.ops.append(op)
-        return records
 
     def _down_before(self, upto: int) -> set:
         down: set = set()
@@ -195,11 +208,9 @@ class KraftController:
         if bg is None or not bg.total_partitions or rounds <= 0:
             return 0
         op = FlapRounds(bg.flap_rounds, rounds)
-        records = self._background_op(op)
+        written = self._append_stream(self._background_changes(op))
         bg.flap_rounds += rounds
-        for start in range(0, len(records), 10_000):
-            self._append(records[start:start + 10_000])
-        return len(records)
+        return written
 
     def noops(self, count: int) -> None:
         """NoOpRecords (written every metadata.max.idle.interval.ms when nothing else happens)."""

@@ -20,8 +20,7 @@ def _run(spark, rows, facts):
                                     "source_kind string, section string, snapshot_end_offset long, offset long, "
                                     "leader_epoch int, record_hash string, is_control boolean, record_type string, "
                                     "in_authoritative_sequence boolean")
-    copy_facts = spark.createDataFrame(facts, "copy_id string, source_broker_id int, log_dir string")
-    copies, flagged = compute_copies(records, copy_facts)
+    copies, flagged = compute_copies(records, facts)
     by_id = {r["copy_id"]: r.asDict() for r in copies.collect()}
     seq = sorted((r["copy_id"], r["section"], r["offset"]) for r in flagged.where("in_authoritative_sequence").collect())
     return by_id, seq, flagged.count()

@@ -1,0 +1,139 @@
+"""Gold writes of the reconcile stage: findings kept across runs by MERGE, one run-summary row per run.
+
+MERGE on finding_id (jobs.tables.delta_store builder):
+- matched              -> the finding is still there: refresh texts, evidence, bytes, last_seen; status open
+                          (a resolved finding that re-appears is re-opened; first_seen never moves);
+- not matched          -> new finding: inserted with first_seen = this capture;
+- not matched by source, same cluster, open, last seen no later than this capture -> resolved at this capture.
+Re-running the same capture is idempotent; running an older capture after a newer one changes nothing
+(the matched clause only moves forward in capture time).
+
+Example::
+
+    result = run_reconcile(spark, cfg, bronze, capture_id, run_id, capture_time)
+    counts = write_gold(store, result, capture_id=capture_id, run_id=run_id, capture_time=capture_time,
+                        bronze=bronze, started_at=t0, stage_seconds={"reconcile": 12.3})
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Dict, Mapping, Optional
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from jobs.tables.gold import RUN_SUMMARY
+
+RECLAIMABLE = ("STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "LINGERING_DELETE_DIR", "STRAY_DIR",
+               "DELETE_INCOMPLETE", "DUPLICATE_REPLICA")
+
+UPDATED_ON_MATCH = ("check_id", "severity", "cluster_id", "broker_id", "broker_state", "log_dir", "dir_name",
+                    "topic_name", "topic_id", "partition", "bytes", "since", "message", "evidence", "remediation",
+                    "last_seen_capture", "last_seen", "run_id")
+
+
+@dataclass
+class MergeCounts:
+    open_findings: int
+    new_findings: int
+    resolved_findings: int
+    by_severity: Dict[str, int]
+    by_check: Dict[str, int]
+    bytes_reclaimable: int
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _sql_ts(value: datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return f"TIMESTAMP {_sql_text(value.astimezone(timezone.utc).strftime('%Y-%m-%d %H:%M:%S.%f') + '+00:00')}"
+
+
+def merge_findings(store, findings: DataFrame, cluster_id: Optional[str], run_id: str, capture_time: datetime) -> int:
+    """MERGE this capture's findings into gold_findings; returns the table version."""
+    ts = _sql_ts(capture_time)
+    same_cluster = "t.cluster_id IS NULL" if cluster_id is None else f"t.cluster_id = {_sql_text(cluster_id)}"
+    matched = {c: f"s.{c}" for c in UPDATED_ON_MATCH}
+    matched.update({"status": "'open'", "resolved_at": "CAST(NULL AS TIMESTAMP)"})
+    return (store.merge("gold_findings", findings, run_id=run_id)
+            .when_matched_update(set=matched, condition="s.last_seen >= t.last_seen")
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_update(
+                set={"status": "'resolved'", "resolved_at": ts, "run_id": _sql_text(run_id)},
+                condition=f"t.status = 'open' AND {same_cluster} AND t.last_seen <= {ts}")
+            .execute())
+
+
+def merge_counts(store, findings: DataFrame, cluster_id: Optional[str], capture_time: datetime) -> MergeCounts:
+    """New / resolved counts as the MERGE will apply them (computed from the table before the MERGE)."""
+    f = findings.select("finding_id", "check_id", "severity", "bytes")
+    per = f.groupBy("check_id", "severity").agg(F.count("*").alias("n"), F.sum("bytes").alias("bytes")).collect()
+    by_check: Dict[str, int] = {}
+    by_severity = {"critical": 0, "warning": 0, "info": 0}
+    reclaimable = 0
+    for r in per:
+        by_check[r["check_id"]] = by_check.get(r["check_id"], 0) + r["n"]
+        by_severity[r["severity"]] = by_severity.get(r["severity"], 0) + r["n"]
+        if r["check_id"] in RECLAIMABLE:
+            reclaimable += int(r["bytes"] or 0)
+    total = sum(by_check.values())
+    new, resolved = total, 0
+    if store.exists("gold_findings"):
+        existing = store.read("gold_findings")
+        cluster = F.col("cluster_id").isNull() if cluster_id is None else (F.col("cluster_id") == F.lit(cluster_id))
+        open_before = existing.filter((F.col("status") == "open") & cluster).select("finding_id")
+        known_open = existing.filter(F.col("status") == "open").select("finding_id")
+        new = f.join(known_open, "finding_id", "left_anti").count()
+        resolved = (open_before.join(f, "finding_id", "left_anti")
+                    .join(existing.filter(F.col("last_seen") <= F.lit(capture_time)).select("finding_id"), "finding_id")
+                    .count())
+    return MergeCounts(total, new, resolved, by_severity, dict(sorted(by_check.items())), reclaimable)
+
+
+def run_summary_row(spark, counts: MergeCounts, *, run_id: str, capture_id: str, cluster_id: Optional[str],
+                    capture_time: datetime, started_at: datetime, bronze: Mapping[str, DataFrame],
+                    stage_seconds: Mapping[str, float], finished_at: Optional[datetime] = None,
+                    status: Optional[str] = None) -> DataFrame:
+    """The gold_run_summary row of one run (inputs counted from bronze)."""
+    files = {"ok": 0, "quarantined": 0}
+    if "bronze_ingest_files" in bronze:
+        for r in bronze["bronze_ingest_files"].groupBy("status").count().collect():
+            files[r["status"]] = r["count"]
+    metadata_records = bronze["bronze_metadata_records"].count() if "bronze_metadata_records" in bronze else 0
+    replica_dirs = (bronze["bronze_dir_entries"].filter(F.col("entry_kind").isin("partition", "future", "delete", "stray"))
+                    .count() if "bronze_dir_entries" in bronze else 0)
+    row = {
+        "run_id": run_id, "capture_id": capture_id, "cluster_id": cluster_id, "capture_time": capture_time,
+        "started_at": started_at, "finished_at": finished_at or datetime.now(timezone.utc),
+        "status": status or ("findings" if counts.open_findings else "ok"),
+        "files_seen": sum(files.values()), "files_ok": files.get("ok", 0), "files_quarantined": files.get("quarantined", 0),
+        "metadata_records": metadata_records, "replica_dirs": replica_dirs,
+        "open_findings": counts.open_findings, "new_findings": counts.new_findings,
+        "resolved_findings": counts.resolved_findings,
+        "critical": counts.by_severity.get("critical", 0), "warning": counts.by_severity.get("warning", 0),
+        "info": counts.by_severity.get("info", 0), "bytes_reclaimable": counts.bytes_reclaimable,
+        "counts_by_check_json": json.dumps(counts.by_check, sort_keys=True),
+        "stage_seconds_json": json.dumps(dict(stage_seconds), sort_keys=True),
+    }
+    schema = RUN_SUMMARY.spark_schema()
+    return spark.createDataFrame([tuple(row[f.name] for f in schema.fields)], schema)
+
+
+def write_gold(store, result, *, capture_id: str, run_id: str, capture_time: datetime,
+               bronze: Mapping[str, DataFrame], started_at: Optional[datetime] = None,
+               stage_seconds: Optional[Mapping[str, float]] = None) -> MergeCounts:
+    """MERGE the findings and write the run summary (replacing this run's row if re-run)."""
+    if capture_time.tzinfo is None:
+        capture_time = capture_time.replace(tzinfo=timezone.utc)
+    counts = merge_counts(store, result.findings, result.cluster_id, capture_time)
+    merge_findings(store, result.findings, result.cluster_id, run_id, capture_time)
+    summary = run_summary_row(store.spark, counts, run_id=run_id, capture_id=capture_id, cluster_id=result.cluster_id,
+                              capture_time=capture_time, started_at=started_at or datetime.now(timezone.utc),
+                              bronze=bronze, stage_seconds=stage_seconds or {})
+    store.replace_slice("gold_run_summary", summary, slice={"run_id": run_id}, run_id=run_id)
+    return counts
