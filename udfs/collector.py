@@ -1006,6 +1006,8 @@ DEFAULT_MAX_TOTAL_BYTES = 8 << 30
 DEFAULT_MAX_ERRORS = 1000
 
 _INT = int  # ``type(x) is _INT`` rejects bools and floats
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1  # broker ids are Java ints
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1  # sizes and times are Java longs
 _JSON_DECODE = json.JSONDecoder().decode
 
 
@@ -1195,7 +1197,7 @@ class PackReader:
         ):
             raise _Stop("bad_header", "header log_dirs must be a non-empty list of distinct non-empty strings")
         checks = (
-            ("broker_id", lambda v: v is None or type(v) is _INT),
+            ("broker_id", lambda v: v is None or (type(v) is _INT and _INT32_MIN <= v <= _INT32_MAX)),
             ("cluster_id", lambda v: v is None or isinstance(v, str)),
             ("host", lambda v: v is None or isinstance(v, str)),
             ("capture_time", lambda v: v is None or isinstance(v, str)),
@@ -1354,7 +1356,8 @@ class PackReader:
         get = obj.get
         size, alloc, mtime_ms, mode = get("size"), get("alloc"), get("mtime_ms"), get("mode")
         for key, value in (("size", size), ("alloc", alloc), ("mtime_ms", mtime_ms), ("mode", mode)):
-            if value is not None and (type(value) is not _INT or (value < 0 and key != "mtime_ms")):
+            if value is not None and (type(value) is not _INT or (value < 0 and key != "mtime_ms")
+                                      or not _INT64_MIN <= value <= _INT64_MAX):  # readers store int64
                 self._error("bad_entry", "%s is not a valid integer" % key, shown)
                 return None
         target, flags, error = get("target"), get("flags"), get("error")

@@ -37,7 +37,7 @@ import binascii
 import struct
 import sys
 from functools import lru_cache
-from json.encoder import encode_basestring as json_escape  # C escaper of json.dumps(ensure_ascii=False)
+from json.encoder import encode_basestring
 from typing import Any, Callable, Optional
 
 from . import wire
@@ -69,6 +69,7 @@ class MessageData(dict):
 
 
 uuid_cache_get = _UUID_CACHE.get  # generated decoders look ids up directly (uuid_text fills the cache)
+json_escape = encode_basestring  # json.dumps' own C string escaper (ensure_ascii=False): generated JSON writers
 
 
 def uuid_text(raw) -> str:

@@ -372,7 +372,6 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False) -> Iterator[Meta
         if not control:
             frames = _FAST_FRAMES or _fast_frames()
             misses = message_codegen.MISSES
-            size = len(buf)
             try:
                 while index < count:
                     # varints are zig-zag: an even byte below 0x80 is a non-negative value of byte >> 1
@@ -383,9 +382,9 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False) -> Iterator[Meta
                         length, body = (b & 0x7F) | (buf[pos + 1] << 7), pos + 2
                     else:
                         break
-                    end = body + (length >> 1)
-                    if length & 1 or end > size or buf[body] or buf[body + 1]:
-                        break  # negative length, cut short, attributes or timestamp delta not 0
+                    end = body + (length >> 1)  # a record cut short fails below: value_end + 1 == end
+                    if length & 1 or buf[body] or buf[body + 1]:
+                        break  # negative length, attributes or timestamp delta not 0
                     b = buf[body + 2]
                     if b < 0x80:
                         delta, at = b, body + 3

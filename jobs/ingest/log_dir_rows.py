@@ -109,6 +109,7 @@ class _OpenDir:
     newest_segment_offset: Optional[int] = None
     pm: Any = None
     producer_rows: List[dict] = field(default_factory=list)
+    classified: Any = None  # log_dir_names.EntryName of this dir, read once
 
     def add_mtime(self, mtime_ms: Optional[int]) -> None:
         if mtime_ms is not None and (self.newest_mtime_ms is None or mtime_ms > self.newest_mtime_ms):
@@ -300,11 +301,16 @@ class LogDirDecoder:
                         outcome.fail(result.error)
         self._file_row(entry, kind, outcome)
 
+    def _classified(self, current: _OpenDir):
+        if current.classified is None:
+            current.classified = log_dir_names.classify_entry(current.name, is_dir=True, log_dir=self.kafka_log_dir)
+        return current.classified
+
     def _close_dir(self, entry: Dict[str, Any], name: str) -> None:
         current = self.current if self.current is not None and self.current.name == name else _OpenDir(name)
         self.current = None
         current.add_mtime(entry.get("mtime_ms"))
-        classified = log_dir_names.classify_entry(name, is_dir=True, log_dir=self.kafka_log_dir)
+        classified = self._classified(current)
         if name == METADATA_DIR:
             self.has_metadata_log = True
         pm = current.pm
@@ -360,7 +366,7 @@ class LogDirDecoder:
         decoded = decode_producer_snapshot(bytes(data))
         if decoded.error is not None:
             outcome.fail(decoded.error)
-        classified = log_dir_names.classify_entry(parent, is_dir=True)
+        classified = self._classified(self.current)
         for e in decoded.entries:
             self.current.producer_rows.append({
                 "log_dir": self.log_dir, "entry_name": parent, "topic": classified.topic,
@@ -400,7 +406,7 @@ class LogDirDecoder:
                 p["ts"] = max(p["ts"], item.max_timestamp)
         finally:
             handle.close()
-        classified = log_dir_names.classify_entry(parent, is_dir=True)
+        classified = self._classified(self.current)
         for pid in sorted(producers):
             p = producers[pid]
             self.current.producer_rows.append({

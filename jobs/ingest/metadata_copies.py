@@ -89,17 +89,19 @@ def _copy_summary(pdf):
                 "snapshot_end_offset": "Int64", "record_broker_id": "Int32"})
 
 
-def _summaries(records: DataFrame, copy_facts: Sequence[tuple]) -> List[dict]:
+def _summaries(records: DataFrame, copy_facts: Sequence[tuple], has_records: bool = True) -> List[dict]:
     """One Spark job: group by offset to find each offset's winner, then by copy to summarise each copy."""
-    log = records.where(F.col("section") == "log")
-    entry = F.struct("copy_id", "leader_epoch", "record_hash", "source_kind", "source_broker_id",
-                     (~(F.col("is_control") & F.col("record_type").isNull())).alias("known"))
-    flags = log.groupBy("offset").agg(F.collect_list(entry).alias("e")).mapInArrow(_offset_flags, FLAGS_DDL)
-    snapshots = records.where(F.col("section") == "snapshot").select(
-        "copy_id", F.lit(None).cast("long").alias("offset"), F.lit(None).cast("boolean").alias("bad"),
-        "snapshot_end_offset", "source_kind", "source_broker_id")
-    summary = flags.unionByName(snapshots).groupBy("copy_id").applyInPandas(_copy_summary, SUMMARY_DDL)
-    by_id = {r["copy_id"]: r.asDict() for r in summary.collect()}
+    by_id: Dict[str, dict] = {}
+    if has_records:
+        log = records.where(F.col("section") == "log")
+        entry = F.struct("copy_id", "leader_epoch", "record_hash", "source_kind", "source_broker_id",
+                         (~(F.col("is_control") & F.col("record_type").isNull())).alias("known"))
+        flags = log.groupBy("offset").agg(F.collect_list(entry).alias("e")).mapInArrow(_offset_flags, FLAGS_DDL)
+        snapshots = records.where(F.col("section") == "snapshot").select(
+            "copy_id", F.lit(None).cast("long").alias("offset"), F.lit(None).cast("boolean").alias("bad"),
+            "snapshot_end_offset", "source_kind", "source_broker_id")
+        summary = flags.unionByName(snapshots).groupBy("copy_id").applyInPandas(_copy_summary, SUMMARY_DDL)
+        by_id = {r["copy_id"]: r.asDict() for r in summary.collect()}
     for copy_id, broker_id, log_dir in copy_facts:
         row = by_id.setdefault(copy_id, {"copy_id": copy_id, "records": 0, "snapshot_ends": []})
         row["log_dir"] = log_dir
@@ -137,7 +139,8 @@ def _sequence_snapshot(auth: dict, snapshot_ends: List[int]) -> Optional[int]:
     return min(continued) if continued else max(snapshot_ends)
 
 
-def compute_copies(records: DataFrame, copy_facts: Iterable[tuple]) -> Tuple[DataFrame, DataFrame]:
+def compute_copies(records: DataFrame, copy_facts: Iterable[tuple], has_records: bool = True
+                   ) -> Tuple[DataFrame, DataFrame]:
     """(copies rows of bronze_metadata_copies without run columns, records with ``in_authoritative_sequence``).
 
     ``diverges_at_offset`` is the first offset where a copy holds something other than the authoritative
@@ -147,9 +150,10 @@ def compute_copies(records: DataFrame, copy_facts: Iterable[tuple]) -> Tuple[Dat
     :param records: bronze_metadata_records payload rows (persisted by the caller: it is scanned twice).
     :param copy_facts: ``(copy_id, source_broker_id, log_dir)`` per copy known to exist even without records
         (a broker's ``__cluster_metadata-0``); a small driver-side list.
+    :param has_records: False when the caller knows there are no records: no Spark job is run.
     """
     spark = records.sparkSession
-    copies = _summaries(records, [tuple(f) for f in copy_facts])
+    copies = _summaries(records, [tuple(f) for f in copy_facts], has_records)
     auth = _pick_authoritative(copies)
     sequence_snapshot = _sequence_snapshot(auth, auth["snapshot_ends"]) if auth is not None else None
     rows = []

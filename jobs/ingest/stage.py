@@ -47,12 +47,13 @@ class IngestResult:
     tables: Dict[str, DataFrame]
     units: int
     tasks: int
+    rows_emitted: Dict[str, int] = field(default_factory=dict)  # rows per bronze table, counted by the executors
+    file_status: Dict[str, int] = field(default_factory=dict)  # bronze_ingest_files rows per status
     _persisted: List[DataFrame] = field(default_factory=list, repr=False)
 
     def files_summary(self) -> Dict[str, int]:
-        """``{"seen": n, "ok": n, "quarantined": n}`` over bronze_ingest_files (one small Spark job)."""
-        counts = {r["status"]: r["n"] for r in
-                  self.tables[bronze.INGEST_FILES.name].groupBy("status").agg(F.count("*").alias("n")).collect()}
+        """``{"seen": n, "ok": n, "quarantined": n}`` over bronze_ingest_files (counted while decoding: no job)."""
+        counts = self.file_status
         return {"seen": sum(counts.values()), "ok": counts.get("ok", 0), "quarantined": counts.get("quarantined", 0)}
 
     def release(self) -> None:
@@ -165,6 +166,12 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
     facts = [r[facts_name].asDict() for r in small if r["table"] == facts_name]
     identity_rows = [r["identity"] for r in small if r["table"] == log_dirs_name]
     resolved_time, time_source = _resolve_capture_time(capture_time, facts)
+    rows_emitted: Dict[str, int] = {}
+    file_status: Dict[str, int] = {}
+    for fact in facts:
+        if fact["fact"] in ("rows", "files"):
+            counter = rows_emitted if fact["fact"] == "rows" else file_status
+            counter[fact["source"]] = counter.get(fact["source"], 0) + int(fact["long_value"] or 0)
 
     log_dirs = part(log_dirs_name)
     identity = spark.createDataFrame([tuple(r) for r in identity_rows],
@@ -180,9 +187,12 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
 
     records = (part(bronze.METADATA_RECORDS.name).drop("source_broker_id")
                .join(F.broadcast(copy_df.select("copy_id", "source_broker_id")), "copy_id", "left"))
-    records = records.persist(StorageLevel.MEMORY_AND_DISK)
-    persisted.append(records)
-    copies, flagged = compute_copies(records, [c[:3] for c in copy_sources if c[3] == "metadata_copy"])
+    record_count = rows_emitted.get(bronze.METADATA_RECORDS.name, 0)
+    if record_count:
+        records = records.persist(StorageLevel.MEMORY_AND_DISK)
+        persisted.append(records)
+    copies, flagged = compute_copies(records, [c[:3] for c in copy_sources if c[3] == "metadata_copy"],
+                                     has_records=record_count > 0)
 
     c, r = capture_id, run_id
     tables = {
@@ -199,7 +209,8 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
         bronze.ZK_EVENTS.name: _conform(part(bronze.ZK_EVENTS.name), bronze.ZK_EVENTS, c, r),
         bronze.REPORTED_REPLICAS.name: _conform(part(bronze.REPORTED_REPLICAS.name), bronze.REPORTED_REPLICAS, c, r),
     }
-    result = IngestResult(capture_id, run_id, resolved_time, time_source, tables, len(units), len(tasks), persisted)
+    result = IngestResult(capture_id, run_id, resolved_time, time_source, tables, len(units), len(tasks),
+                          rows_emitted, file_status, persisted)
     if store is not None:
         write_ingest(store, result)
     return result
@@ -209,5 +220,5 @@ def write_ingest(store, result: IngestResult) -> List[str]:
     """Replace the capture's slice of every bronze table: a re-run of the same capture leaves the same rows
     (no duplicates), another capture adds to history. Returns the tables written, in write order."""
     for name, df in result.tables.items():
-        store.replace_slice(name, df, slice={"capture_id": result.capture_id})
+        store.replace_slice(name, df, slice={"capture_id": result.capture_id}, run_id=result.run_id)
     return list(result.tables)

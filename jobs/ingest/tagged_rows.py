@@ -22,11 +22,12 @@ FACTS = TableSpec(
     layer="bronze",
     keys=("fact",),
     columns=cols(
-        ("fact", "string", "newest_mtime | recorded_capture_time | metadata_copy | bootstrap_source"),
-        ("source", "string", "file or copy id the fact is about"),
+        ("fact", "string", "newest_mtime | recorded_capture_time | metadata_copy | bootstrap_source | rows | files"),
+        ("source", "string", "file or copy id the fact is about; the table (rows) or status (files) counted"),
         ("broker_id", "int", ""),
         ("time_value", "timestamp", ""),
         ("text_value", "string", ""),
+        ("long_value", "long", "a count"),
     ),
 )
 
@@ -81,6 +82,7 @@ class RowSink:
         self.counts: Dict[str, int] = dict.fromkeys(BY_NAME, 0)
         self.newest_mtime = None  # newest file time seen by this task: one fact row at the end
         self._full: List[str] = []  # tables that reached batch_rows since the last ready()
+        self.file_status: Dict[str, int] = {}  # bronze_ingest_files rows per status, reported as facts
 
     def seen_time(self, moment) -> None:
         if moment is not None and (self.newest_mtime is None or moment > self.newest_mtime):
@@ -92,6 +94,9 @@ class RowSink:
         self.counts[table] += 1
         if len(rows) == self.batch_rows:
             self._full.append(table)
+        if table == "bronze_ingest_files":
+            status = row.get("status")
+            self.file_status[status] = self.file_status.get(status, 0) + 1
 
     def ready(self) -> Iterable[pa.RecordBatch]:
         """Batches of tables that reached ``batch_rows`` (cheap to call after every input: memory stays flat)."""
@@ -103,9 +108,18 @@ class RowSink:
                 yield to_batch(table, rows)
 
     def drain(self) -> Iterable[pa.RecordBatch]:
+        """Everything still held, plus this task's facts: newest mtime, rows per table, files per status (so
+        the driver knows sizes and the files summary without another Spark job)."""
         if self.newest_mtime is not None:
             self.add(FACTS.name, {"fact": "newest_mtime", "time_value": self.newest_mtime})
             self.newest_mtime = None
+        for table, count in list(self.counts.items()):
+            if count and table != FACTS.name:
+                self.add(FACTS.name, {"fact": "rows", "source": table, "long_value": count})
+        for status, count in self.file_status.items():
+            self.add(FACTS.name, {"fact": "files", "source": status, "long_value": count})
+        self.counts = dict.fromkeys(self.counts, 0)
+        self.file_status = {}
         for table, rows in self._rows.items():
             if rows:
                 yield to_batch(table, rows)

@@ -146,8 +146,8 @@ def _drop_uncommitted(history: DataFrame) -> DataFrame:
               .withColumn("_last_begin", F.last(F.when(F.col("record_type") == "BEGIN_TRANSACTION_RECORD",
                                                        F.col("offset")), ignorenulls=True).over(before))
               .withColumn("_next_end", F.first(end_marker, ignorenulls=True).over(after)))
-    in_txn = F.col("_last_marker") == "BEGIN_TRANSACTION_RECORD"
-    keep = ~in_txn | (F.col("_next_end") == "END_TRANSACTION_RECORD")
+    in_txn = F.coalesce(F.col("_last_marker") == "BEGIN_TRANSACTION_RECORD", F.lit(False))
+    keep = ~in_txn | F.coalesce(F.col("_next_end") == "END_TRANSACTION_RECORD", F.lit(False))
     return (tagged.filter(keep)
             .withColumn("group_key", F.when(in_txn, F.col("_last_begin")).otherwise(F.col("batch_base_offset")))
             .drop("_last_marker", "_last_begin", "_next_end"))

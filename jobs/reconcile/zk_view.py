@@ -56,8 +56,8 @@ def delete_markers(events: DataFrame) -> DataFrame:
 
 def deletion_lines(events: DataFrame) -> DataFrame:
     """topic_name, kind (started/halted/completed), event_time, message: TopicDeletionManager lines."""
-    kinds = {"topic_deletion_started": "started", "topic_deletion_halted": "halted",
-             "topic_deletion_completed": "completed"}
+    kinds = {"topic_deletion_requested": "started", "topic_deletion_started": "started",
+             "topic_deletion_halted": "halted", "topic_deletion_completed": "completed", "topic_removed": "completed"}
     kind = F.lit(None).cast("string")
     for k, v in kinds.items():
         kind = F.when(F.col("event_type") == k, F.lit(v)).otherwise(kind)
@@ -161,8 +161,8 @@ def cluster_id(events: DataFrame) -> DataFrame:
 def renamed_for_delete(events: DataFrame) -> DataFrame:
     """broker_id, dir_name, event_time of 'Log for partition ... is renamed to ...-delete' lines."""
     lines = _lines(events).filter(F.col("event_type") == "log_renamed_for_delete")
-    path = F.regexp_extract("message", r"renamed to (\S+?-delete)", 1)
-    return lines.select("broker_id", F.regexp_extract(path, r"([^/\\]+)$", 1).alias("dir_name"),
+    path = F.coalesce(F.get_json_object("payload_json", "$.dir"), F.regexp_extract("message", r"renamed to (\S+?-delete)", 1))
+    return lines.select("broker_id", F.regexp_extract(path, r"([^/\\]+)/*$", 1).alias("dir_name"),
                         F.col("event_time").alias("renamed_time")).filter(F.col("dir_name") != "")
 
 

@@ -40,6 +40,10 @@ def future_dir_name(topic: str, partition: int, unique_hex: str) -> str:
     return log_dir_names.future_dir_name(topic, partition, unique_hex)
 
 
+def new_unique_id(rng) -> str:
+    return log_dir_names.new_unique_id(rng)
+
+
 def segment_name(base_offset: int, suffix: str = ".log") -> str:
     return log_dir_names.segment_file_name(base_offset, suffix)
 

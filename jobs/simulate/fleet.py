@@ -145,7 +145,7 @@ class Fleet:
 
     def unique_hex(self) -> str:
         """``UUID.randomUUID().toString().replace("-", "")``, from the simulation's seed."""
-        return "%032x" % ((self.rng.getrandbits(128) & ~(0xF << 76) | (0x4 << 76)) & ~(0x3 << 62) | (0x2 << 62))
+        return codec.new_unique_id(self.rng)
 
     # ---- replica lifecycle on one broker ----
 

@@ -157,6 +157,18 @@ def _pack(data: bytes) -> None:
         reader.close()
 
 
+def _ingest_pack(data: bytes) -> None:
+    """The ingest executor's own path over a pack's entries (log_dir_rows): what a hostile pack reaches."""
+    from jobs.ingest.log_dir_rows import DecodeOptions, decode_entries
+    from jobs.ingest.tagged_rows import RowSink
+
+    reader = collector.read_pack(data, max_line_bytes=1 << 20, max_total_bytes=8 << 20)
+    sink = RowSink(64)
+    _drain(decode_entries(iter(reader), sink, DecodeOptions(decompression_limit_bytes=FUZZ_DECOMPRESS_LIMIT),
+                          display=lambda log_dir: f"pack!{log_dir}"))
+    _drain(sink.drain())
+
+
 def _names(data: bytes) -> None:
     name = _text(data[:300])
     log_dir_names.classify_entry(name)
@@ -298,6 +310,21 @@ def _pack_seeds() -> List[bytes]:
     return out
 
 
+def _ingest_pack_seeds() -> List[bytes]:
+    """A real pack of a devsample broker with its metadata log embedded (so segments reach the decoders)."""
+    import io
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(DEVSAMPLE / "broker-103", Path(tmp) / "b")
+        buf = io.BytesIO()
+        collector.write_pack(buf, [str(Path(tmp) / "b" / "kafka-logs")],
+                             collector.CollectOptions(include_metadata_log=True), host="h",
+                             capture_time="2026-11-22T08:32:56.000Z")
+    return [gzip.decompress(buf.getvalue())[:MAX_SEED_BYTES]]
+
+
 def _text_seed(name: str) -> Callable[[], List[bytes]]:
     return lambda: [_zk_members().get(name, b"")]
 
@@ -372,6 +399,7 @@ TARGETS: Tuple[Target, ...] = (
                                                b'"error":null,"partitions":[{"partition":"orders-0","size":1,'
                                                b'"offsetLag":0,"isFuture":false}]}]}]}\n']),
     Target("pack", _pack, _pack_seeds),
+    Target("ingest_pack", _ingest_pack, lambda: _pack_seeds() + _ingest_pack_seeds()),
     Target("names", _names, _name_seeds),
     Target("uuid_and_numbers", _uuid, lambda: [b"xWt6cg-LDx4r6BAz2rYsCg", b"AAAAAAAAAAAAAAAAAAAAAQ", b"+2147483647",
                                                b"0123e4567-e89b-12d3-a456-426614174000"]),

@@ -119,3 +119,29 @@ def test_capture_tag_cannot_climb_out_of_the_quarantine():
                          "log_dir": "/k/data", "dir_name": "t-0.0123456789abcdef0123456789abcdef-stray"}],
                        ReportSettings(), "..")
     assert plans[0].quarantine_roots == ["/k/kafka-recon-quarantine/capture/data"]
+
+
+def test_findings_without_a_broker_are_labelled_cluster_wide():
+    from jobs.report.aggregates import ReportData, RunInfo
+    from jobs.report.html_page import render_html
+    from jobs.report.markdown import render_markdown
+
+    row = {"status": "open", "broker_id": None, "check_id": "PID_OUTSIDE_BLOCKS", "severity": "warning",
+           "topic_name": "events", "partition": 0, "message": "producer id 1234 is outside every block",
+           "remediation": "Check the producer's origin.", "evidence": '{"producer_id": 1234}'}
+    data = ReportData(
+        run=RunInfo("r1", "c1", "cl", "2025-02-01T00:10:00Z", 0), by_severity={"critical": 0, "warning": 1, "info": 0},
+        by_check={"PID_OUTSIDE_BLOCKS": {"count": 1, "severity": "warning", "bytes": 0}},
+        by_broker={"unknown": {"critical": 0, "warning": 1, "info": 0, "total": 1}},
+        reclaimable={"total": 0, "by_broker": {}, "by_check": {}}, findings_open=1, findings_new=1,
+        findings_resolved=0, rows=[row], rows_total=1)
+    settings = ReportSettings()
+    plans = build_plan([row], settings, "c1")
+    summary = {"status": "findings", "exit_code": 0, "fail_on": "critical", "schema_version": 1,
+               "files": {"seen": None, "ok": None, "quarantined": None}, "generated_at": "2025-02-01T01:00:00Z"}
+    links = {"summary_json": "summary.json", "findings_csv": "findings.csv", "report_md": "report.md",
+             "report_html": "report.html", "data_docs": None}
+    page = render_html(data, summary, plans, settings, None, links)
+    assert 'data-label="not broker-specific" data-value="1"' in page
+    assert "<h3>Not broker-specific — 1 item</h3>" in page
+    assert "### Not broker\\-specific" in render_markdown(data, summary, plans, settings, None, links)

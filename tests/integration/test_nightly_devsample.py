@@ -1,0 +1,92 @@
+"""The nightly job end to end on the real Kafka-written devsample: ground truth, exit codes, history.
+
+Two captures of the same cluster: the real one, then the same tree a day later with the -stray dir removed
+by an operator. Finding ids must stay stable, the removed problem must be marked resolved, and re-running
+a capture must not duplicate anything.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from jobs import nightly
+
+GROUND_TRUTH = {  # what Kafka itself says about this cluster (fixtures README + expected.json)
+    ("STALE_TOPIC_ID", "103", "clicks-0"),
+    ("MISSING_PARTITION_METADATA", "102", "clicks-0"),
+    ("CORRUPT_PARTITION_METADATA", "104", "inventory-1"),
+    ("STRAY_DIR", "104", "inventory-2.89dae8f0999baf24f653d531c05f9ed6-stray"),
+    ("PID_OUTSIDE_BLOCKS", "", ""),  # producer id 9999 in events-1, "outside all blocks"
+}
+
+
+def _findings(out: Path):
+    with (out / "findings.csv").open() as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def runs(spark, tmp_path_factory, devsample_dir):
+    base = tmp_path_factory.mktemp("nightly")
+    day2 = base / "day2"
+    shutil.copytree(devsample_dir, day2, ignore=shutil.ignore_patterns("tool-output", "expected.json"))
+    shutil.rmtree(day2 / "broker-104/kafka-logs/inventory-2.89dae8f0999baf24f653d531c05f9ed6-stray")
+    common = ["--set", f"storage.root={base / 'tables'}", "--skip-quality"]
+    codes = {
+        "day1": nightly.main(["--capture", str(devsample_dir), "--out", str(base / "out1"), "--fail-on", "critical",
+                              "--capture-time", "2026-11-21T02:00:00Z", *common]),
+        "day1_again": nightly.main(["--capture", str(devsample_dir), "--out", str(base / "out1b"),
+                                    "--fail-on", "never", "--capture-time", "2026-11-21T02:00:00Z", *common]),
+        "day2": nightly.main(["--capture", str(day2), "--out", str(base / "out2"), "--fail-on", "info",
+                              "--capture-time", "2026-11-22T02:00:00Z", *common]),
+    }
+    return base, codes
+
+
+def test_findings_match_kafkas_ground_truth(runs):
+    base, _ = runs
+    got = {(r["check_id"], r["broker_id"], r["dir_name"]) for r in _findings(base / "out1")}
+    assert got == GROUND_TRUTH
+
+
+def test_lagging_replicas_of_broker_103_are_not_findings(runs):
+    base, _ = runs
+    on_103 = [r for r in _findings(base / "out1") if r["broker_id"] == "103"]
+    assert [r["dir_name"] for r in on_103] == ["clicks-0"]  # inventory-0/1/2 and events-1 lag but are valid
+
+
+def test_exit_codes_follow_fail_on(runs):
+    _, codes = runs
+    assert codes == {"day1": nightly.EXIT_FINDINGS, "day1_again": nightly.EXIT_OK, "day2": nightly.EXIT_FINDINGS}
+
+
+def test_rerun_of_a_capture_is_idempotent_and_ids_are_stable(runs, spark):
+    base, _ = runs
+    from deltalake import DeltaTable
+
+    gold = DeltaTable(str(base / "tables" / "gold_findings")).to_pandas()
+    assert gold["finding_id"].is_unique
+    assert len(gold) == len(GROUND_TRUTH)
+    files = DeltaTable(str(base / "tables" / "bronze_ingest_files")).to_pandas()
+    per_capture = files.groupby("capture_id")["path"].agg(["count", "nunique"])
+    assert (per_capture["count"] == per_capture["nunique"]).all()  # no duplicate rows after the re-run
+    assert len(per_capture) == 2
+
+
+def test_problem_gone_on_day2_is_resolved_and_others_stay_open(runs):
+    base, _ = runs
+    from deltalake import DeltaTable
+
+    gold = DeltaTable(str(base / "tables" / "gold_findings")).to_pandas().set_index("check_id")
+    assert gold.loc["STRAY_DIR", "status"] == "resolved"
+    assert str(gold.loc["STRAY_DIR", "resolved_at"]).startswith("2026-11-22 02:00:00")
+    still_open = gold[gold["status"] == "open"]
+    assert set(still_open.index) == {c for c, _, _ in GROUND_TRUTH} - {"STRAY_DIR"}
+    assert (still_open["first_seen"].astype(str).str.startswith("2026-11-21 02:00:00")).all()
+    assert (still_open["last_seen"].astype(str).str.startswith("2026-11-22 02:00:00")).all()
+    summary = json.loads((base / "out2" / "summary.json").read_text())
+    assert summary["findings_resolved"] == 1
