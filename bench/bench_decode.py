@@ -7,15 +7,19 @@ batches) is gunzipped once into --work. Modes, each timed ``--repeat`` times (be
 
 - ``header_scan``   record_batch.scan_headers: 61 bytes per batch, bodies skipped (records/s = sum of counts)
 - ``records``       record_batch.read_batches + iter_records (CRC checked, record framing, no value decoding)
-- ``decode``        metadata_log.iter_metadata_records: MetadataRecord with its ``data`` dict
-- ``decode_json``   the same plus ``payload_json()`` for every record (what ingest and ``decode`` do)
+- ``decode``        metadata_log.iter_metadata_records: MetadataRecord with its ``data`` dict (raft-shaped
+                    record loop + generated decoders, udfs/message_codegen.py)
+- ``decode_json``   the same plus ``payload_json()`` for every record (what ingest and ``decode`` do; the
+                    generated JSON writers)
 - ``kafka_python``  kafka-python's DefaultRecordBatch record iteration, when installed (``.[bench]``), for
                     comparison with ``records``
 
 Prints one Markdown row per mode and appends the same as CSV (with wall and CPU seconds, the load average
 and the Python version): on a shared machine CPU seconds are the fairer number. Target: ``decode_json``
 >= 300k records/s (< 3.4 s for the file). Kafka's own figures on a 2-core machine: dump-log ~171k/s,
-a bare Java FileRecords -> MetadataRecordSerde loop ~1.9M/s.
+a bare Java FileRecords -> MetadataRecordSerde loop ~1.9M/s. Figures and what produced them:
+docs/decode-performance.md. To compare with an older tree, run that tree's copy of this script
+(``git archive <commit> udfs bench | tar -x -C DIR``) with ``--csv`` pointing elsewhere.
 """
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"kafka-recon: unknown command {name!r}\n\n{USAGE}", file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[name][0])
-    entry: Callable[[List[str]], int] = getattr(module, "main")
+    entry: Callable[[List[str]], int] = module.main
     code = entry(rest)
     return int(code or 0)
 

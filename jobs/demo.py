@@ -14,7 +14,7 @@ from typing import List, Optional
 
 
 def _table(rows: List[List[str]], header: List[str]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
     line = "+".join("-" * (w + 2) for w in widths)
     fmt = " | ".join(f"{{:<{w}}}" for w in widths)
     out = [fmt.format(*header), line]

@@ -23,14 +23,12 @@ if __package__ in (None, ""):  # `spark-submit jobs/nightly.py`: make the repo i
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from jobs.config import ConfigError, load_config  # noqa: E402
+from jobs.report.summary import EXIT_FINDINGS, EXIT_OK, FAIL_ON, exit_code_for  # noqa: E402
 from jobs.stage_log import StageTimer, get_logger  # noqa: E402
 
-EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
-EXIT_FINDINGS = 10
-SEVERITY_RANK = {"info": 1, "warning": 2, "critical": 3}
-FAIL_ON = ("info", "warning", "critical", "never")
+__all__ = ["main", "exit_code_for", "EXIT_OK", "EXIT_FINDINGS", "EXIT_ERROR", "EXIT_USAGE"]
 
 
 def parse_args(argv: List[str]) -> argparse.Namespace:
@@ -45,15 +43,6 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--run-id", help="explicit run id (default: a new one)")
     p.add_argument("--skip-quality", action="store_true", help="do not run Great Expectations")
     return p.parse_args(argv)
-
-
-def exit_code_for(counts_by_severity: dict, fail_on: str) -> int:
-    """10 when an open finding is at or above ``fail_on``, else 0."""
-    if fail_on == "never":
-        return EXIT_OK
-    threshold = SEVERITY_RANK[fail_on]
-    hit = any(n for sev, n in counts_by_severity.items() if SEVERITY_RANK.get(sev, 0) >= threshold)
-    return EXIT_FINDINGS if hit else EXIT_OK
 
 
 def parse_capture_time(text: Optional[str]) -> Optional[datetime]:

@@ -51,12 +51,11 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
                  fail_on: str, run_quality: bool = True, timer: Optional[StageTimer] = None,
                  spark=None) -> PipelineResult:
     from jobs.ingest.stage import run_ingest
-    from jobs.reconcile.gold import run_summary_row, write_findings
+    from jobs.reconcile.gold import merge_counts, merge_findings, run_summary_row
     from jobs.reconcile.run import run_reconcile
     from jobs.report.writer import write_reports
     from jobs.spark_session import get_spark
     from jobs.tables.delta_store import DeltaStore
-    from jobs.tables.registry import spec
 
     timer = timer or StageTimer()
     started_at = datetime.now(timezone.utc)
@@ -78,13 +77,13 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
         for name, df in result.silver.items():
             store.replace_slice(name, df, slice={"capture_id": capture_id})
         _kill_point("before_findings_merge")
-        merged = write_findings(store, result.findings, capture_id=capture_id, capture_time=when, run_id=run_id,
-                                cluster_id=result.cluster_id)
-        st.rows = merged.get("open", 0)
+        counts = merge_counts(store, result.findings, result.cluster_id, when)
+        merge_findings(store, result.findings, result.cluster_id, run_id, when)
+        st.rows = counts.open_findings
     ingest.release()
 
     dq = None
-    if run_quality:
+    if run_quality and cfg.get_path("quality.enabled", True):
         with timer.stage("quality") as st:
             from jobs.quality.runner import dq_results_frame
             from jobs.quality.runner import run_quality as gx_run
@@ -97,14 +96,11 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
             st.rows = len(dq.rows)
 
     findings = store.read("gold_findings")
-    summary_row = run_summary_row(findings, run_id=run_id, capture_id=capture_id, cluster_id=result.cluster_id,
-                                  capture_time=when, started_at=started_at, files=files,
-                                  stage_seconds=timer.seconds, merged=merged,
-                                  bronze=bronze)
-    store.replace_slice("gold_run_summary",
-                        spark.createDataFrame([tuple(summary_row.get(c) for c in spec("gold_run_summary").column_names)],
-                                              spec("gold_run_summary").spark_schema()),
-                        slice={"run_id": run_id})
+    summary_df = run_summary_row(spark, counts, run_id=run_id, capture_id=capture_id, cluster_id=result.cluster_id,
+                                 capture_time=when, started_at=started_at, bronze=bronze,
+                                 stage_seconds=timer.seconds)
+    store.replace_slice("gold_run_summary", summary_df, slice={"run_id": run_id}, run_id=run_id)
+    summary_row = summary_df.first().asDict()
 
     with timer.stage("report"):
         _kill_point("during_report")
@@ -113,7 +109,8 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
                               history_df=store.read("gold_run_summary"),
                               pid_blocks_df=store.read("silver_producer_id_blocks")
                               .where(F.col("capture_id") == capture_id),
-                              dq_summary=dq.summary if dq else None, fail_on=fail_on)
+                              dq_summary=dq.summary if dq else None, fail_on=fail_on,
+                              log_dirs_df=store.read("bronze_log_dirs").where(F.col("capture_id") == capture_id))
     return PipelineResult(run_id=run_id, capture_id=capture_id, capture_time=when,
                           counts_by_severity=paths.counts_by_severity, report_html=str(paths.report_html),
                           summary=paths.summary, stage_seconds=dict(timer.seconds))

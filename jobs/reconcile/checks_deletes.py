@@ -98,8 +98,9 @@ def topic_id_changed(ctx: CheckContext) -> DataFrame:
     parts = [rows(zk, "TOPIC_ID_CHANGED_WITHOUT_DELETE", {
         "topic_name": F.col("topic_name"), "topic_id": F.col("live_topic_id"), "bytes": F.col("bytes"),
         "since": F.col("_live_since"),
-        "details": details(dirs=F.col("dirs"), old_ids=F.array_join("old_ids", ", "),
-                           where=F.array_join(F.slice("paths", 1, n), ", ")),
+        "details": details(old_ids=F.array_join("old_ids", ", "),
+                           where=F.concat(F.col("dirs").cast("string"), F.lit(" replica dir(s) still hold it: "),
+                                          F.array_join(F.slice("paths", 1, n), ", "))),
         "evidence": evidence(controller_topic_id=F.col("live_topic_id"), ids_on_disk=F.col("old_ids"),
                              dirs=F.slice("paths", 1, n), delete_recorded=F.lit(False)),
     })]
@@ -121,8 +122,9 @@ def topic_id_changed(ctx: CheckContext) -> DataFrame:
                              & (F.col("_prev_removed").isNull() | (F.col("_prev_removed") > F.col("offset"))))
         parts.append(rows(changed, "TOPIC_ID_CHANGED_WITHOUT_DELETE", {
             "topic_name": F.col("topic_name"), "topic_id": F.col("topic_id"), "since": F.col("t"),
-            "details": details(dirs=F.lit("any"), old_ids=F.col("_prev_id"),
-                               where=F.concat(F.lit("TopicRecord at offset "), F.col("offset").cast("string"))),
+            "details": details(old_ids=F.col("_prev_id"),
+                               where=F.concat(F.lit("the TopicRecord at offset "), F.col("offset").cast("string"),
+                                              F.lit(" re-used the name with no RemoveTopicRecord before it"))),
             "evidence": evidence(topic_record_offset=F.col("offset"), previous_topic_id=F.col("_prev_id"),
                                  previous_removed_at=F.col("_prev_removed")),
         }))

@@ -2,8 +2,8 @@
 
 One finding per allocation: PID_MIGRATION_REUSE when a KRaft block overlaps a ZooKeeper-era block
 (KAFKA-15552), else PID_BLOCK_REGRESSION when the allocator's high-water dropped at this allocation, else
-PID_BLOCK_OVERLAP when it overlaps an earlier allocation of another owner. Overlaps are found with a
-running max over allocations sorted by first id (no self-join).
+PID_BLOCK_OVERLAP when it overlaps an earlier allocation of another owner or interval. Overlaps are found
+by an equi-join on the block-sized buckets each interval touches (no nested-loop join).
 """
 from __future__ import annotations
 
@@ -42,28 +42,44 @@ def allocation_checks(ctx: CheckContext) -> DataFrame:
                                                      .otherwise(F.unix_millis(order_time).cast("double")), "seq")
     alloc = (alloc.withColumn("_prev_next", F.lag("next_producer_id").over(fam_order))
              .withColumn("_regressed", F.coalesce(F.col("next_producer_id") < F.col("_prev_next"), F.lit(False))))
-    # overlap: sorted by first id, an allocation overlaps the one holding the running max of last ids
-    by_first = Window.orderBy("first_producer_id", order_time, "seq").rowsBetween(Window.unboundedPreceding, -1)
-    alloc = (alloc.withColumn("_max_last", F.max("last_producer_id").over(by_first))
-             .withColumn("_holder", F.max_by(F.struct("last_producer_id", "first_producer_id", "broker_id", "source",
-                                                      "family", "where"), "last_producer_id").over(by_first)))
-    overlaps = F.coalesce(F.col("first_producer_id") <= F.col("_max_last"), F.lit(False))
+    # overlap: an earlier allocation (in time) of another owner or interval covering some of the same ids;
+    # equi-join on the block-sized buckets each interval touches (no nested loop)
+    size = ctx.thresholds.producer_id_block_size
+    alloc = alloc.withColumn("_order", F.struct(F.unix_millis(order_time).alias("t"), F.col("seq").alias("s"),
+                                                F.col("source").alias("src")))
+    buckets = F.sequence(F.floor(F.col("first_producer_id") / size).cast("long"),
+                         F.least(F.floor(F.col("last_producer_id") / size).cast("long"),
+                                 F.floor(F.col("first_producer_id") / size).cast("long") + 1000))
+    mine = alloc.select("_order", "first_producer_id", "last_producer_id", "broker_id", F.explode(buckets).alias("_b"))
+    theirs = alloc.select(F.col("_order").alias("_o_order"), F.explode(buckets).alias("_b"),
+                          F.struct("last_producer_id", "first_producer_id", "broker_id", "source", "family",
+                                   "where").alias("_other"))
+    pairs = (mine.join(theirs, "_b")
+             .filter((F.col("_o_order") < F.col("_order"))
+                     & (F.col("_other.first_producer_id") <= F.col("last_producer_id"))
+                     & (F.col("first_producer_id") <= F.col("_other.last_producer_id"))
+                     & ~((F.col("_other.first_producer_id") == F.col("first_producer_id"))
+                         & (F.col("_other.last_producer_id") == F.col("last_producer_id"))
+                         & (F.col("_other.broker_id") == F.col("broker_id"))))
+             .groupBy("_order").agg(
+                 F.max(F.col("_other.family") == "zookeeper").alias("_zk_overlap"),
+                 F.min_by("_other", F.when(F.col("_other.family") == "zookeeper", 0).otherwise(1)).alias("_holder")))
+    alloc = alloc.join(pairs, "_order", "left")
+    overlaps = F.col("_holder").isNotNull()
     other = F.col("_holder")
-    reuse = overlaps & (F.col("family") == "kraft") & (other["family"] == "zookeeper")
-    reuse_rev = overlaps & (F.col("family") == "zookeeper") & (other["family"] == "kraft")
+    reuse = overlaps & (F.col("family") == "kraft") & F.coalesce(F.col("_zk_overlap"), F.lit(False))
+    reuse_rev = F.lit(False)
     check = (F.when(reuse | reuse_rev, F.lit("PID_MIGRATION_REUSE"))
              .when(F.col("_regressed"), F.lit("PID_BLOCK_REGRESSION"))
              .when(overlaps, F.lit("PID_BLOCK_OVERLAP")))
     flagged = alloc.withColumn("_check", check).filter(F.col("_check").isNotNull())
-    # report the KRaft side of a migration reuse
-    flip = F.col("_check") == "PID_MIGRATION_REUSE"
-    kraft_first = F.when(flip & (F.col("family") == "zookeeper"), other["first_producer_id"]).otherwise(F.col("first_producer_id"))
     parts = []
     for check_id in ("PID_MIGRATION_REUSE", "PID_BLOCK_REGRESSION", "PID_BLOCK_OVERLAP"):
         f = flagged.filter(F.col("_check") == check_id)
         parts.append(rows(f, check_id, {
             "broker_id": F.col("broker_id"), "since": F.col("event_time"),
-            "key_extra": F.format_string("block=%d-%d@%s", kraft_first, F.col("last_producer_id"), F.col("source")),
+            "key_extra": F.format_string("block=%d-%d@%s", F.col("first_producer_id"), F.col("last_producer_id"),
+                                         F.col("source")),
             "details": details(block=_block_text(F.col("first_producer_id"), F.col("last_producer_id")),
                                source=F.col("source"), where=F.col("where"),
                                other_block=_block_text(other["first_producer_id"], other["last_producer_id"]),

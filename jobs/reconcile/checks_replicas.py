@@ -290,7 +290,7 @@ def foreign_log_dirs(ctx: CheckContext) -> DataFrame:
     d = dirs.join(sizes, ["broker_id", "log_dir"], "left")
     return rows(d, "FOREIGN_LOG_DIR", {
         "broker_id": F.col("broker_id"), "log_dir": basename(F.col("log_dir")), "log_dir_path": F.col("log_dir"),
-        "bytes": F.col("bytes"),
+        "bytes": F.coalesce(F.col("bytes"), F.lit(0)),
         "details": details(found_cluster_id=F.col("cluster_id"), cluster_id=F.lit(ctx.cluster_id)),
         "evidence": evidence(path=F.col("log_dir"), meta_properties_cluster_id=F.col("cluster_id"),
                              cluster_id=F.lit(ctx.cluster_id), directory_id=F.col("directory_id"),

@@ -147,9 +147,12 @@ def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataF
     by_id_asg = asg.filter(F.col("topic_id").isNotNull()).select(
         "topic_id", "partition", F.col("replicas").alias("_r1"), F.col("isr").alias("_i1"),
         F.col("directories").alias("_d1"), F.col("partition_count").alias("_c1"))
-    by_name_asg = asg.select(
-        "topic_name", "partition", F.col("topic_id").alias("_asg_tid"), F.col("replicas").alias("_r2"),
-        F.col("isr").alias("_i2"), F.col("directories").alias("_d2"), F.col("partition_count").alias("_c2"))
+    # by name only where ids cannot decide (a dir without partition.metadata, a ZooKeeper topic without id);
+    # one row per name and partition even if a name has two live ids
+    by_name_asg = asg.groupBy("topic_name", "partition").agg(
+        F.max_by(F.struct(F.col("topic_id").alias("_asg_tid"), F.col("replicas").alias("_r2"), F.col("isr").alias("_i2"),
+                          F.col("directories").alias("_d2"), F.col("partition_count").alias("_c2")),
+                 F.coalesce(F.col("last_change_offset"), F.lit(-1))).alias("_n")).select("topic_name", "partition", "_n.*")
     counts = asg.groupBy("topic_id").agg(F.max("partition_count").alias("_count_by_id"))
     name_counts = asg.groupBy("topic_name").agg(F.max("partition_count").alias("_count_by_name"))
     r = (r.join(by_id_asg, ["topic_id", "partition"], "left")

@@ -245,12 +245,10 @@ def _plan_section(plans: Sequence[BrokerPlan], settings: ReportSettings, truncat
         if steps:
             parts.append('<ol class="steps">')
             for i, step in enumerate(steps):
-                is_cmd = step.startswith(("mkdir ", "mv ", "After "))
-                text = f'<span class="cmd">{esc(step)}</span>' if is_cmd and not step.startswith("After ") else esc(step)
-                if step.startswith("After "):
-                    head, _, cmd = step.partition(": ")
-                    text = f'{esc(head)}: <span class="cmd">{esc(cmd)}</span>'
-                parts.append(f'<li><label><input type="checkbox" id="step-{esc(plan.broker)}-{i}"> {text}</label></li>')
+                cmd = f' <span class="cmd">{esc(step.command)}</span>' if step.command else ""
+                text = esc(step.text) + (":" if step.command else "")
+                parts.append(f'<li><label><input type="checkbox" id="step-{esc(plan.broker)}-{i}"> {text}{cmd}'
+                             '</label></li>')
             parts.append('</ol>')
             why = "".join(f'<li><code>{esc(item.dir_name)}</code> — {esc(item.check_id)}: {esc(item.message)} '
                           f'<span class="why">({esc(human_bytes(item.bytes))})</span></li>' for item in plan.quarantine)

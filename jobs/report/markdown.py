@@ -97,16 +97,11 @@ def render_markdown(data: ReportData, summary: Dict[str, Any], plans: Sequence[B
     for plan in plans:
         lines += [f"### {md('Not broker-specific' if plan.broker == 'unknown' else 'Broker ' + plan.broker)}", ""]
         for step in plan.steps(settings):
-            if step.startswith(("mkdir ", "mv ")):
-                lines.append(f"- [ ] {code(step)}")
-            elif step.startswith("After "):
-                head, _, cmd = step.partition(": ")
-                lines.append(f"- [ ] {md(head)}: {code(cmd)}")
-            else:
-                lines.append(f"- [ ] {md(step)}")
+            lines.append(f"- [ ] {md(step.text)}: {code(step.command)}" if step.command else f"- [ ] {md(step.text)}")
         for item in plan.review:
             unsafe = f" (no command: {md(item.unsafe_reason)})" if item.unsafe_reason else ""
-            lines.append(f"- [ ] review {md(item.check_id)} {code(item.dir_name)} — {md(item.message)} → "
+            where = f" {code(item.dir_name)}" if item.dir_name else ""
+            lines.append(f"- [ ] review {md(item.check_id)}{where} — {md(item.message)} → "
                          f"{md(item.remediation)}{unsafe}")
         lines.append("")
     if not plans:

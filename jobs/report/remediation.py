@@ -1,18 +1,23 @@
 """The remediation plan: per broker, the exact dirs and the safe action, as a dry-run checklist.
 
 The job never touches brokers. For leftover data (``report.reclaimable_checks``) the safe action is
-reversible: stop the broker, *move* the dir into a quarantine folder beside the log dir (same filesystem, so
+reversible: stop the broker, *move* the dir into a quarantine folder beside its log dir (same filesystem, so
 ``mv`` is a rename), start and verify, and delete only after ``quarantine_days``. Every other finding gets its
-own remediation text and no disk command. Paths are shell-quoted with ``shlex.quote``; a name that could
-escape its log dir (``/``, ``..``, control characters) or a relative log dir gets no command at all, only a
-"review by hand" item — the plan never prints a command whose target is not exactly the dir the finding names.
+own remediation text and no disk command.
+
+Where the commands point: the broker's own absolute log-dir path when it is known (a finding's ``log_dir``
+that is absolute, or the path a collector pack recorded: ``<pack>!/var/lib/kafka/data``, looked up by broker
+and log-dir name in ``log_dir_paths``); otherwise (a copied tree, where only the capture's path is known) the
+commands are relative to the log dir, after a "cd into broker N's log dir <name>" step. Paths are quoted with
+``shlex.quote``. A dir name that could leave its log dir (``/``, ``..``, control characters) gets no command at
+all, only a "review by hand" item: the plan never prints a command whose target is not exactly the named dir.
 """
 from __future__ import annotations
 
 import posixpath
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from .aggregates import SEVERITY_RANK
 from .settings import ReportSettings
@@ -33,6 +38,14 @@ GUIDANCE = {
 _UNSAFE_CHARS = set("\x00\n\r\t")
 
 
+@dataclass(frozen=True)
+class Step:
+    """One checklist line: plain ``text``, optionally followed by the exact shell ``command``."""
+
+    text: str
+    command: Optional[str] = None
+
+
 @dataclass
 class PlanItem:
     check_id: str
@@ -44,46 +57,69 @@ class PlanItem:
     bytes: Optional[int]
     message: str
     remediation: str
-    source: Optional[str] = None        # exact path of the dir (quarantine items)
+    source: Optional[str] = None        # the dir, as the command names it
     target: Optional[str] = None        # where the plan moves it
     unsafe_reason: Optional[str] = None
 
 
 @dataclass
+class LogDirGroup:
+    """The quarantine moves inside one log dir; ``absolute`` False means commands run from inside it."""
+
+    name: str
+    captured_as: str
+    absolute: bool
+    root: str
+    items: List[PlanItem] = field(default_factory=list)
+
+
+@dataclass
 class BrokerPlan:
     broker: str
-    quarantine: List[PlanItem] = field(default_factory=list)
+    groups: List[LogDirGroup] = field(default_factory=list)
     review: List[PlanItem] = field(default_factory=list)
-    quarantine_roots: List[str] = field(default_factory=list)
+
+    @property
+    def quarantine(self) -> List[PlanItem]:
+        return [item for group in self.groups for item in group.items]
 
     @property
     def reclaimable_bytes(self) -> int:
         return sum(i.bytes or 0 for i in self.quarantine)
 
-    def steps(self, settings: ReportSettings) -> List[str]:
-        """The checklist as plain text lines (callers escape them for HTML/Markdown)."""
-        lines: List[str] = []
-        if self.quarantine:
-            lines.append(f"Check that every partition on broker {self.broker} has enough in-sync replicas on other "
-                         f"brokers, then stop broker {self.broker} (controlled shutdown).")
-            for root in self.quarantine_roots:
-                lines.append(f"mkdir -p -- {shlex.quote(root)}")
-            for item in self.quarantine:
-                lines.append(f"mv -- {shlex.quote(item.source)} {shlex.quote(item.target)}")
-            lines.append(f"Start broker {self.broker}; verify: it registers, no offline log dir, under-replicated "
-                         f"partitions back to 0, and the moved dirs were not re-created.")
-            for root in self.quarantine_roots:
-                lines.append(f"After {settings.quarantine_days} days without problems: rm -rf -- {shlex.quote(root)}")
-        return lines
+    def steps(self, settings: ReportSettings) -> List[Step]:
+        """The checklist in order (callers escape the text for HTML/Markdown)."""
+        if not self.groups:
+            return []
+        steps = [Step(f"Check that every partition on broker {self.broker} has enough in-sync replicas on other "
+                      f"brokers, then stop broker {self.broker} (controlled shutdown).")]
+        for group in self.groups:
+            if not group.absolute:
+                steps.append(Step(f"cd into broker {self.broker}'s log dir named {group.name!r} (captured as "
+                                  f"{group.captured_as!r}); the next commands are relative to it."))
+            steps.append(Step("Create the quarantine folder", f"mkdir -p -- {shlex.quote(group.root)}"))
+            steps += [Step(f"Move {item.check_id} dir aside", f"mv -- {shlex.quote(item.source)} "
+                           f"{shlex.quote(item.target)}") for item in group.items]
+        steps.append(Step(f"Start broker {self.broker}; verify: it registers, no offline log dir, under-replicated "
+                          f"partitions back to 0, and the moved dirs were not re-created."))
+        for group in self.groups:
+            where = "" if group.absolute else f" (from broker {self.broker}'s log dir {group.name!r})"
+            steps.append(Step(f"After {settings.quarantine_days} days without problems, delete the quarantine{where}",
+                              f"rm -rf -- {shlex.quote(group.root)}"))
+        return steps
+
+
+def unsafe_name(name: Optional[str]) -> bool:
+    return (not name or name in (".", "..") or "/" in name or "\\" in name or bool(_UNSAFE_CHARS & set(name)))
 
 
 def unsafe_reason(log_dir: Optional[str], dir_name: Optional[str]) -> Optional[str]:
-    """Why no command may be printed for this dir, or None when ``log_dir/dir_name`` is exact and safe."""
+    """Why no absolute command may be printed for ``log_dir/dir_name``, or None when it is exact and safe."""
     if not dir_name:
         return "the finding names no dir"
     if not log_dir:
         return "the finding names no log dir"
-    if dir_name in (".", "..") or "/" in dir_name or "\\" in dir_name or _UNSAFE_CHARS & set(dir_name):
+    if unsafe_name(dir_name):
         return "the dir name could point outside its log dir"
     if not log_dir.startswith("/") or _UNSAFE_CHARS & set(log_dir):
         return "the log dir is not an absolute path"
@@ -105,9 +141,31 @@ def _safe_tag(text: str) -> str:
     return tag or "capture"
 
 
-def build_plan(rows: Iterable[Dict[str, Any]], settings: ReportSettings, capture_tag: str) -> List[BrokerPlan]:
-    """Per-broker plans from (bounded) finding rows; only open findings are planned."""
+def broker_path(captured: Optional[str]) -> Optional[str]:
+    """The broker's own path of a log dir as ingest recorded it: the part after ``!`` for a pack member."""
+    if not captured:
+        return None
+    return captured.rsplit("!", 1)[1] if "!" in captured else captured
+
+
+def _resolve(row_log_dir: str, broker: str, paths: Mapping[Tuple[str, str], str]) -> Tuple[Optional[str], str]:
+    """(absolute broker-side path or None, path as captured) for a finding's log dir (a path or a basename)."""
+    name = posixpath.basename(row_log_dir.rstrip("/")) or row_log_dir
+    captured = paths.get((broker, name)) or row_log_dir
+    for candidate in (row_log_dir, broker_path(captured)):
+        if candidate and unsafe_reason(candidate, "x") is None:
+            return candidate.rstrip("/"), captured
+    return None, captured
+
+
+def build_plan(rows: Iterable[Dict[str, Any]], settings: ReportSettings, capture_tag: str,
+               log_dir_paths: Optional[Mapping[Tuple[str, str], str]] = None) -> List[BrokerPlan]:
+    """Per-broker plans from (bounded) finding rows; only open findings are planned.
+
+    :param log_dir_paths: (broker id as text, log-dir name) -> log dir as captured (bronze_log_dirs.log_dir).
+    """
     tag = _safe_tag(capture_tag)
+    paths = dict(log_dir_paths or {})
     reclaimable = set(settings.reclaimable_checks)
     plans: Dict[str, BrokerPlan] = {}
     for row in rows:
@@ -123,17 +181,38 @@ def build_plan(rows: Iterable[Dict[str, Any]], settings: ReportSettings, capture
             remediation=row.get("remediation") or GUIDANCE.get(check, "Review the evidence; no disk action."),
         )
         if check in reclaimable:
-            reason = unsafe_reason(item.log_dir, item.dir_name)
-            if reason is None:
-                root = quarantine_root(item.log_dir, settings, tag)
-                item.source = posixpath.join(item.log_dir.rstrip("/"), item.dir_name)
-                item.target = posixpath.join(root, item.dir_name)
-                plan.quarantine.append(item)
-                if root not in plan.quarantine_roots:
-                    plan.quarantine_roots.append(root)
+            item.unsafe_reason = _place(plan, item, broker, settings, tag, paths)
+            if item.unsafe_reason is None:
                 continue
-            item.unsafe_reason = reason
         plan.review.append(item)
     for plan in plans.values():
         plan.review.sort(key=lambda i: (-SEVERITY_RANK.get(i.severity, 0), i.check_id, i.dir_name or ""))
     return [plans[b] for b in sorted(plans, key=lambda b: (0, int(b), "") if b.lstrip("-").isdigit() else (1, 0, b))]
+
+
+def _place(plan: BrokerPlan, item: PlanItem, broker: str, settings: ReportSettings, tag: str,
+           paths: Mapping[Tuple[str, str], str]) -> Optional[str]:
+    """Put a quarantine item in its log-dir group; return why it cannot be planned, or None."""
+    if not item.dir_name:
+        return "the finding names no dir"
+    if not item.log_dir:
+        return "the finding names no log dir"
+    if unsafe_name(item.dir_name):
+        return "the dir name could point outside its log dir"
+    absolute, captured = _resolve(item.log_dir, broker, paths)
+    if absolute is not None:
+        name, root = posixpath.basename(absolute), quarantine_root(absolute, settings, tag)
+        source = posixpath.join(absolute, item.dir_name)
+    else:
+        name = posixpath.basename(item.log_dir.rstrip("/"))
+        if unsafe_name(name):
+            return "the log dir name is not a plain folder name"
+        root = posixpath.join("..", settings.quarantine_dir_name, tag, name)
+        source = item.dir_name
+    group = next((g for g in plan.groups if g.root == root), None)
+    if group is None:
+        group = LogDirGroup(name=name, captured_as=captured, absolute=absolute is not None, root=root)
+        plan.groups.append(group)
+    item.source, item.target = source, posixpath.join(root, item.dir_name)
+    group.items.append(item)
+    return None

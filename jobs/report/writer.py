@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from .aggregates import collect_report_data, report_scope, run_info
 from .csv_out import csv_records, write_csv
 from .html_page import render_html
 from .markdown import render_markdown
-from .remediation import build_plan
+from .remediation import broker_path, build_plan
 from .settings import ReportSettings
 from .summary import build_summary
 
@@ -65,9 +66,24 @@ def _docs_link(out_dir: Path, dq_summary: Optional[Dict[str, Any]]) -> Optional[
     return rel.as_posix()
 
 
+def log_dir_paths(log_dirs_df, limit: int = 100_000) -> Dict[Tuple[str, str], str]:
+    """(broker id, log-dir name) -> log dir as captured, from bronze_log_dirs (one row per log dir: small)."""
+    from pyspark.sql import functions as F
+
+    if log_dirs_df is None:
+        return {}
+    rows = (log_dirs_df.where(F.col("broker_id").isNotNull() & F.col("log_dir").isNotNull())
+            .select("broker_id", "log_dir").distinct().limit(limit).collect())
+    out: Dict[Tuple[str, str], str] = {}
+    for r in rows:
+        path = broker_path(r["log_dir"]) or ""
+        out[(str(r["broker_id"]), posixpath.basename(path.rstrip("/")))] = r["log_dir"]
+    return out
+
+
 def write_reports(spark, cfg, out_dir, findings_df, run_summary: Dict[str, Any], history_df=None,
                   pid_blocks_df=None, dq_summary: Optional[Dict[str, Any]] = None,
-                  fail_on: Optional[str] = None) -> ReportPaths:
+                  fail_on: Optional[str] = None, log_dirs_df=None) -> ReportPaths:
     """Write the four report files into ``out_dir``.
 
     :param findings_df: ``gold_findings`` (any superset: rows are scoped to the run's cluster, open ones plus
@@ -78,6 +94,8 @@ def write_reports(spark, cfg, out_dir, findings_df, run_summary: Dict[str, Any],
     :param pid_blocks_df: producer-id blocks: broker_id, block_start, block_end [, source, offset, allocated_at].
     :param dq_summary: ``DqRun.summary`` from :func:`jobs.quality.run_quality`, or None when DQ did not run.
     :param fail_on: info | warning | critical | never (default: run_summary["fail_on"], then run.fail_on).
+    :param log_dirs_df: this capture's ``bronze_log_dirs`` (broker_id, log_dir): gives the plan the broker's own
+        log-dir paths when findings name a log dir by its basename (None: commands relative to the log dir).
     :return: :class:`ReportPaths`, including ``exit_code`` (0 / 10 / 1) and ``summary`` (the summary.json dict).
     """
     del spark  # the DataFrames carry their session; kept for a uniform stage signature
@@ -93,7 +111,7 @@ def write_reports(spark, cfg, out_dir, findings_df, run_summary: Dict[str, Any],
     for point in data.trend:
         if point.get("current"):
             point["status"] = summary["status"]
-    plans = build_plan(data.rows, settings, data.run.capture_id or data.run.run_id)
+    plans = build_plan(data.rows, settings, data.run.capture_id or data.run.run_id, log_dir_paths(log_dirs_df))
 
     csv_path = out / FILE_NAMES["findings_csv"]
     tmp = csv_path.with_name(f".{csv_path.name}.tmp")

@@ -23,6 +23,8 @@ from jobs.quality import run_quality
 from jobs.report import write_reports
 from jobs.tables.registry import spec
 
+pytestmark = pytest.mark.spark
+
 SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 INSTALL = "apt-get update && apt-get install -y chromium"
 WIDTH, HEIGHT = 1400, 2000

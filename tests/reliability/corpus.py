@@ -616,6 +616,11 @@ def pack_device_with_content() -> Built:
                                mode=0o020644)])
 
 
+def pack_size_beyond_int64() -> Built:
+    """A listed file whose size no Java long can hold (it once crashed ingest's Arrow conversion)."""
+    return _pack_with([_member("orders-0/00000000000000000100.log", size=10 ** 20)])
+
+
 def pack_symlink_outside() -> Built:
     """A symlink member pointing outside, with no content: listed as data, never followed, not an error."""
     built = _pack_with([_member("orders-0/leader-epoch-checkpoint", "symlink", target="/etc/shadow")])
@@ -754,6 +759,8 @@ CASES: tuple = (
     Case("pack_symlink_with_content", "pack", pack_symlink_with_content, "unsafe_member", PACK_ENTRIES, "loose",
          "broker-990.jsonl.gz", "packed_snapshot"),
     Case("pack_device_with_content", "pack", pack_device_with_content, "unsafe_member", PACK_ENTRIES, "loose",
+         "broker-990.jsonl.gz", "packed_snapshot"),
+    Case("pack_size_beyond_int64", "pack", pack_size_beyond_int64, "bad_entry", PACK_ENTRIES, "loose",
          "broker-990.jsonl.gz", "packed_snapshot"),
     Case("pack_symlink_outside", "pack", pack_symlink_outside, None, PACK_ENTRIES + 1, "loose", "broker-990.jsonl.gz",
          "packed_snapshot", why="a symlink is data in a pack: recorded with its target, never followed"),

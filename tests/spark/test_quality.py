@@ -12,6 +12,8 @@ import pytest
 from jobs.quality import dq_results_frame, run_quality
 from jobs.tables.registry import spec
 
+pytestmark = pytest.mark.spark
+
 SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 CAPTURE = "devsample-2025-02-01"
 RUN = "run-2025-02-01"

@@ -17,6 +17,8 @@ from jobs.config import load_config
 from jobs.report import write_reports
 from jobs.tables.registry import spec
 
+pytestmark = pytest.mark.spark
+
 SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 RUN = "run-2025-02-01"
 
@@ -199,15 +201,26 @@ def test_html_charts_and_table_carry_the_counts(devsample):
 def test_plan_is_a_dry_run_checklist_with_exact_dirs(devsample):
     text = devsample.report_md.read_text()
     root = "/data/captures/devsample-2025-02-01"
-    assert (f"- [ ] `mv -- {root}/broker-103/kafka-logs/clicks-0 "
+    assert (f"- [ ] Move STALE\\_TOPIC\\_ID dir aside: `mv -- {root}/broker-103/kafka-logs/clicks-0 "
             f"{root}/broker-103/kafka-recon-quarantine/devsample-2025-02-01/kafka-logs/clicks-0`") in text
-    assert (f"- [ ] `mv -- {root}/broker-104/kafka-logs/inventory-2.89dae8f0999baf24f653d531c05f9ed6-stray "
+    assert (f"- [ ] Move STRAY\\_DIR dir aside: `mv -- {root}/broker-104/kafka-logs/"
+            f"inventory-2.89dae8f0999baf24f653d531c05f9ed6-stray "
             f"{root}/broker-104/kafka-recon-quarantine/devsample-2025-02-01/kafka-logs/"
             f"inventory-2.89dae8f0999baf24f653d531c05f9ed6-stray`") in text
     # corrupt / missing partition.metadata are never moved by the plan, and nothing is planned for resolved ones
     assert "mv -- " + f"{root}/broker-104/kafka-logs/inventory-1" not in text
     assert "old-topic-0 " not in text.split("## Remediation plan")[1]
-    assert text.count("- [ ] `mv -- ") == 2
+    assert text.count("`mv -- ") == 2
+
+
+def test_log_dir_paths_come_from_bronze_log_dirs(spark):
+    from jobs.report.writer import log_dir_paths
+
+    rows = [{"capture_id": "c", "run_id": "r", "broker_id": 103, "log_dir": "broker-103/kafka-logs"},
+            {"capture_id": "c", "run_id": "r", "broker_id": 102, "log_dir": "/p/b102.jsonl.gz!/var/kafka/logs-a"},
+            {"capture_id": "c", "run_id": "r", "broker_id": None, "log_dir": "broken/kafka-logs"}]
+    assert log_dir_paths(_frame(spark, "bronze_log_dirs", rows)) == {
+        ("103", "kafka-logs"): "broker-103/kafka-logs", ("102", "logs-a"): "/p/b102.jsonl.gz!/var/kafka/logs-a"}
 
 
 def test_hostile_strings_stay_text(hostile):

@@ -6,7 +6,7 @@ import pytest
 
 from jobs.report.csv_out import neutralize
 from jobs.report.markdown import code, md
-from jobs.report.remediation import build_plan, quarantine_root, unsafe_reason
+from jobs.report.remediation import Step, build_plan, quarantine_root, unsafe_reason
 from jobs.report.settings import ReportSettings
 from jobs.report.summary import exit_code_for
 from jobs.report.svg import classify_blocks, hbar_chart, human_bytes
@@ -84,11 +84,40 @@ def test_plan_groups_open_findings_per_broker():
         ("/k/data/orders-0", "/k/kafka-recon-quarantine/cap_1_../data/orders-0")]
     assert [(i.check_id, i.remediation) for i in plan.review] == [
         ("WRONG_LOG_DIR", "Move the replica with kafka-reassign-partitions (log dir reassignment), not by hand.")]
-    steps = plan.steps(ReportSettings(quarantine_days=3))
-    assert steps[1:3] == ["mkdir -p -- /k/kafka-recon-quarantine/cap_1_../data",
-                          "mv -- /k/data/orders-0 /k/kafka-recon-quarantine/cap_1_../data/orders-0"]
-    assert steps[-1] == "After 3 days without problems: rm -rf -- /k/kafka-recon-quarantine/cap_1_../data"
+    commands = [s.command for s in plan.steps(ReportSettings(quarantine_days=3))]
+    assert commands == [None, "mkdir -p -- /k/kafka-recon-quarantine/cap_1_../data",
+                        "mv -- /k/data/orders-0 /k/kafka-recon-quarantine/cap_1_../data/orders-0", None,
+                        "rm -rf -- /k/kafka-recon-quarantine/cap_1_../data"]
+    assert plan.steps(ReportSettings(quarantine_days=3))[-1].text == \
+        "After 3 days without problems, delete the quarantine"
     assert plan.reclaimable_bytes == 10
+
+
+STALE = {"status": "open", "broker_id": 103, "check_id": "STALE_TOPIC_ID", "severity": "critical",
+         "log_dir": "kafka-logs", "dir_name": "clicks-0", "bytes": 334, "message": "m", "remediation": "r"}
+
+
+def test_plan_uses_the_brokers_own_path_recorded_by_a_collector_pack():
+    paths = {("103", "kafka-logs"): "/captures/b103.jsonl.gz!/var/lib/kafka/kafka-logs"}
+    plan = build_plan([STALE], ReportSettings(), "cap", paths)[0]
+    assert [s.command for s in plan.steps(ReportSettings()) if s.command] == [
+        "mkdir -p -- /var/lib/kafka/kafka-recon-quarantine/cap/kafka-logs",
+        "mv -- /var/lib/kafka/kafka-logs/clicks-0 /var/lib/kafka/kafka-recon-quarantine/cap/kafka-logs/clicks-0",
+        "rm -rf -- /var/lib/kafka/kafka-recon-quarantine/cap/kafka-logs"]
+
+
+def test_plan_is_relative_to_the_log_dir_when_only_a_copy_was_captured():
+    paths = {("103", "kafka-logs"): "broker-103/kafka-logs"}
+    plan = build_plan([STALE], ReportSettings(), "cap", paths)[0]
+    steps = plan.steps(ReportSettings())
+    assert steps[1] == Step("cd into broker 103's log dir named 'kafka-logs' (captured as 'broker-103/kafka-logs'); "
+                            "the next commands are relative to it.")
+    assert [s.command for s in steps if s.command] == [
+        "mkdir -p -- ../kafka-recon-quarantine/cap/kafka-logs",
+        "mv -- clicks-0 ../kafka-recon-quarantine/cap/kafka-logs/clicks-0",
+        "rm -rf -- ../kafka-recon-quarantine/cap/kafka-logs"]
+    assert steps[-1].text == ("After 7 days without problems, delete the quarantine (from broker 103's log dir "
+                              "'kafka-logs')")
 
 
 def test_block_flags_mark_overlaps_and_regressions():
@@ -118,7 +147,7 @@ def test_capture_tag_cannot_climb_out_of_the_quarantine():
     plans = build_plan([{"status": "open", "broker_id": 1, "check_id": "STRAY_DIR", "severity": "warning",
                          "log_dir": "/k/data", "dir_name": "t-0.0123456789abcdef0123456789abcdef-stray"}],
                        ReportSettings(), "..")
-    assert plans[0].quarantine_roots == ["/k/kafka-recon-quarantine/capture/data"]
+    assert [g.root for g in plans[0].groups] == ["/k/kafka-recon-quarantine/capture/data"]
 
 
 def test_findings_without_a_broker_are_labelled_cluster_wide():
@@ -144,4 +173,4 @@ def test_findings_without_a_broker_are_labelled_cluster_wide():
     page = render_html(data, summary, plans, settings, None, links)
     assert 'data-label="not broker-specific" data-value="1"' in page
     assert "<h3>Not broker-specific — 1 item</h3>" in page
-    assert "### Not broker\\-specific" in render_markdown(data, summary, plans, settings, None, links)
+    assert "### Not broker-specific" in render_markdown(data, summary, plans, settings, None, links)
