@@ -41,8 +41,9 @@ def session(namespace: Dict[str, Any], cfg=None):
 def storage_overrides(namespace: Dict[str, Any]) -> list:
     """``--set`` flags that point the job at Unity Catalog when the notebook runs on Databricks."""
     dbutils = namespace.get("dbutils")
-    if dbutils is None:
-        return []
+    if dbutils is None:  # local run: tests may point the notebook at their own table root
+        root = namespace.get("_widget_values", {}).get("storage_root")
+        return ["--set", f"storage.root={root}"] if root else []
     catalog = widget(namespace, "catalog", "main", "Unity Catalog catalog")
     schema = widget(namespace, "schema", "kafka_recon", "Unity Catalog schema")
     return ["--set", f"storage.catalog={catalog}", "--set", f"storage.schema={schema}"]
@@ -54,7 +55,4 @@ def store(namespace: Dict[str, Any], spark, cfg=None):
     from jobs.tables.delta_store import DeltaStore
 
     overrides = storage_overrides(namespace)[1::2]
-    root = namespace.get("_widget_values", {}).get("storage_root")
-    if root:
-        overrides.append(f"storage.root={root}")
     return DeltaStore.from_config(spark, cfg or load_config(overrides=overrides))

@@ -488,6 +488,8 @@ def decoder(spec: MessageSpec, version: int) -> ValueReader:
     reference = reference_decoder(spec, version)
 
     def decode_message(buf, pos):
+        if buf.__class__ is not bytes:
+            buf = bytes(buf)  # bytearray, memoryview: the generated code keys caches by slices of the buffer
         try:
             data, end, _ = fast(buf, pos)
         except MISSES:

@@ -457,3 +457,14 @@ def test_more_tagged_fields_than_the_mask_table_and_tagged_struct_elements():
     assert list(decoded) == ["items", "t0", "t11"]  # t3 at its default is left out; spec order, not tag order
     assert writer is mc.json_writer(MANY_TAGS, 0)  # the dispatcher
     assert writer(decoded) == payload_json_text(decoded)
+
+
+@pytest.mark.parametrize("kind", [bytearray, memoryview])
+def test_buffers_other_than_bytes(kind):
+    spec = META.by_name("PartitionRecord")
+    data = {"partitionId": 1, "topicId": "MKXx1fIkQy2J9jXHhK8m1w", "replicas": [1], "isr": [1], "removingReplicas": [],
+            "addingReplicas": [], "leader": 1, "leaderEpoch": 0, "partitionEpoch": 0,
+            "directories": ["AAAAAAAAAAAAAAAAAAAAAQ"]}
+    body = b"\x00\x00" + mc.encode(spec, 1, data)
+    assert outcome(mc.decoder(spec, 1), kind(body), 2) == outcome(mc.reference_decoder(spec, 1), body, 2)
+    assert mc.decode(spec, 1, kind(body), 2)[0] == data
