@@ -43,7 +43,7 @@ def clean_capture(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def nightly_capture(tmp_path_factory) -> Path:
-    """The simulated demo fleet the crash and concurrency tests run the nightly job on."""
+    """A small simulated fleet with findings (stray-dirs) that the crash and concurrency tests run nightly on."""
     from .nightly_runs import simulate
 
     return simulate(tmp_path_factory.mktemp("sim") / "demo")

@@ -28,7 +28,7 @@ VOLATILE = {"gold_run_summary": {"started_at", "finished_at", "stage_seconds_jso
 POLL_SECONDS = 0.01
 
 
-def simulate(out: Path, scenario: str = "demo") -> Path:
+def simulate(out: Path, scenario: str = "stray-dirs") -> Path:
     subprocess.run([sys.executable, "-m", "jobs.cli", "simulate", "--scenario", scenario, "--out", str(out)],
                    cwd=ROOT, check=True, capture_output=True, timeout=300)
     return out
