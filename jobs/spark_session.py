@@ -49,14 +49,15 @@ def get_spark(cfg: Optional[Config] = None, extra_conf: Optional[Mapping[str, st
     spark_cfg = (cfg or {}).get("spark", {}) if cfg is not None else {}
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    local = (master or spark_cfg.get("master", "local[*]")).startswith("local")
+    master = master or os.environ.get("KAFKA_RECON_SPARK_MASTER") or spark_cfg.get("master", "local[*]")
+    local = master.startswith("local")  # local[...] and local-cluster[...]: keep Spark on loopback
     if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
     if "SPARK_HOME" not in os.environ and not os.environ.get("DATABRICKS_RUNTIME_VERSION"):
         check_java()
     builder = (
         SparkSession.builder.appName(spark_cfg.get("app_name", "kafka-recon"))
-        .master(master or os.environ.get("KAFKA_RECON_SPARK_MASTER") or spark_cfg.get("master", "local[*]"))
+        .master(master)
         .config("spark.driver.memory", spark_cfg.get("driver_memory", "6g"))
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
