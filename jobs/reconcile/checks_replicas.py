@@ -159,7 +159,10 @@ def delete_incomplete(ctx: CheckContext) -> DataFrame:
     """Dirs (not renamed) of a deleted topic id, past the delete delay: one finding per topic id + broker."""
     r = ctx.replicas.filter(F.col("classification") == "deleted")
     regs = ctx.silver["silver_brokers"].select("broker_id", "registration_time")
-    t = r.join(regs, "broker_id", "left").withColumn("timer_start", F.greatest("deleted_time", "registration_time"))
+    # a KRaft broker handles a missed delete at its next start (stray scan), so the clock restarts at its
+    # latest registration; a ZooKeeper broker never removes such a dir by itself
+    restart = F.col("registration_time") if ctx.view.kraft_rules else F.lit(None).cast("timestamp")
+    t = r.join(regs, "broker_id", "left").withColumn("timer_start", F.greatest(F.col("deleted_time"), restart))
     limit = ctx.thresholds.delete_limit_ms
     late = t.filter(F.col("timer_start").isNotNull() & (ctx.age_ms(F.col("timer_start")) > F.lit(limit)))
     n = ctx.thresholds.evidence_max_items

@@ -224,3 +224,61 @@ def test_silver_tables(result):
     assert used == {(10, True), (50_000, False)}
     for name, df in s.items():
         assert df.filter("capture_id != 'cap-k1' OR run_id != 'run-k1'").count() == 0, name
+
+
+# ------------------------------------------------------------------ gold: MERGE across two captures
+
+def _second_capture() -> Cluster:
+    """The next night: broker 2's orphan and the -delete dirs of 'old' are gone, broker 1 got a new orphan;
+    everything else is unchanged."""
+    c = build()
+    c.entries = [e for e in c.entries if not (e["broker_id"] == 2 and e["entry_name"] == "mystery-0")
+                 and not e["entry_name"].startswith("old-0.")]
+    c.advance(timedelta(days=1))
+    c.dir(1, "newcomer-0", "AAAAAAAAAAAAAAAAAAAAnA")
+    return c
+
+
+@pytest.mark.spark
+def test_gold_merge_keeps_ids_and_resolves_what_disappeared(spark, tmp_path, result, cluster):
+    from jobs.reconcile.gold import write_gold
+    from jobs.tables.delta_store import DeltaStore
+
+    store = DeltaStore.from_config(spark, {"storage": {"backend": "embedded", "root": str(tmp_path / "tables")}})
+    first_time = cluster.now
+    counts = write_gold(store, result, capture_id="cap-k1", run_id="run-k1", capture_time=first_time,
+                        bronze={}, stage_seconds={"reconcile": 1.0})
+    assert counts.open_findings == len(EXPECTED) and counts.new_findings == len(EXPECTED)
+    gold = {r["finding_id"]: r.asDict() for r in store.read("gold_findings").collect()}
+    assert len(gold) == len(EXPECTED) and all(r["status"] == "open" for r in gold.values())
+
+    # the same capture again: nothing moves
+    again = write_gold(store, result, capture_id="cap-k1", run_id="run-k1b", capture_time=first_time, bronze={})
+    assert again.new_findings == 0 and again.resolved_findings == 0
+    assert {r["finding_id"]: (r["first_seen"], r["status"]) for r in store.read("gold_findings").collect()} == \
+        {k: (v["first_seen"], v["status"]) for k, v in gold.items()}
+
+    c2 = _second_capture()
+    second = run_reconcile(spark, load_config(env={}), c2.bronze(spark), "cap-k2", "run-k2", c2.now)
+    counts2 = write_gold(store, second, capture_id="cap-k2", run_id="run-k2", capture_time=c2.now, bronze={})
+    assert (counts2.new_findings, counts2.resolved_findings) == (1, 2)
+    after = {r["finding_id"]: r.asDict() for r in store.read("gold_findings").collect()}
+    gone = {k for k, v in gold.items() if (v["check_id"], v["broker_id"], v["dir_name"]) in
+            {("ORPHAN_REPLICA", 2, "mystery-0"), ("LINGERING_DELETE_DIR", 1, f"old-0.{H1}-delete")}}
+    assert len(gone) == 2
+    for fid, row in gold.items():
+        now = after[fid]
+        assert now["first_seen"] == row["first_seen"] and now["first_seen_capture"] == "cap-k1"
+        if fid in gone:
+            assert now["status"] == "resolved" and now["resolved_at"].replace(tzinfo=None) == c2.now.replace(tzinfo=None)
+            assert now["last_seen_capture"] == "cap-k1"
+        else:
+            assert now["status"] == "open" and now["last_seen_capture"] == "cap-k2"
+    new = [v for k, v in after.items() if k not in gold]
+    assert [(v["check_id"], v["dir_name"], v["first_seen_capture"]) for v in new] == \
+        [("ORPHAN_REPLICA", "newcomer-0", "cap-k2")]
+    summary = store.read("gold_run_summary").orderBy("run_id").collect()
+    assert [(r["run_id"], r["open_findings"], r["new_findings"], r["resolved_findings"]) for r in summary] == [
+        ("run-k1", len(EXPECTED), len(EXPECTED), 0), ("run-k1b", len(EXPECTED), 0, 0),
+        ("run-k2", len(EXPECTED) - 1, 1, 2)]
+    assert json.loads(summary[2]["counts_by_check_json"])["ORPHAN_REPLICA"] == 2

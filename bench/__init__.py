@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): ``make bench`` runs :mod:`bench.run_all`; see docs/benchmarks.md."""
