@@ -8,7 +8,7 @@
 
 from jobs import notebook_support as nb
 
-topic = nb.widget(globals(), "topic", "orders", "Topic name or topic id")
+topic = nb.widget(globals(), "topic", "clicks", "Topic name or topic id")
 spark = nb.session(globals())
 store = nb.store(globals(), spark)
 

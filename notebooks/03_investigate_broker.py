@@ -8,7 +8,7 @@
 
 from jobs import notebook_support as nb
 
-broker_id = int(nb.widget(globals(), "broker_id", "3", "Broker id"))
+broker_id = int(nb.widget(globals(), "broker_id", "4", "Broker id"))
 spark = nb.session(globals())
 store = nb.store(globals(), spark)
 

@@ -27,7 +27,7 @@ def test_every_notebook_is_in_databricks_source_format():
 @pytest.mark.parametrize("notebook", [p.name for p in NOTEBOOKS])
 def test_notebook_cells_run_locally_on_the_demo_tables(notebook, demo_run, spark, capsys):
     widgets = {"captures": str(demo_run["capture"]), "output_dir": str(demo_run["base"] / f"nb-{notebook}"),
-               "storage_root": str(demo_run["tables"]), "fail_on": "never", "topic": "orders", "broker_id": "3"}
+               "storage_root": str(demo_run["tables"]), "fail_on": "never", "topic": "clicks", "broker_id": "4"}
     namespace = {"_widget_values": widgets, "spark": spark, "__name__": "__notebook__"}
     for cell in notebook_cells(ROOT / "notebooks" / notebook):
         exec(compile(cell, f"{notebook}", "exec"), namespace)  # noqa: S102 - our own notebook sources
@@ -38,7 +38,12 @@ def test_notebook_cells_run_locally_on_the_demo_tables(notebook, demo_run, spark
     if notebook.startswith("02"):
         assert set(namespace["views"]) == {"incarnations", "assignments", "replica_dirs", "findings",
                                            "metadata_history"}
-        assert namespace["views"]["incarnations"].count() >= 1
+        # clicks was deleted and re-created while broker 4 was down: two incarnations, four stale dirs
+        assert namespace["views"]["incarnations"].count() == 2
+        stale = namespace["views"]["findings"].where("check_id = 'STALE_TOPIC_ID'").count()
+        assert stale == 4
+    if notebook.startswith("03"):
+        assert namespace["broker_id"] == 4
     if notebook.startswith("04"):
         assert set(namespace["results"]) >= {"bytes_reclaimable_by_broker", "critical_findings_now"}
         assert "#" in out  # text bars drawn
