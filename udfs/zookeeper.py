@@ -256,6 +256,8 @@ def _znode_row(path: str, data: Optional[str], stat: Dict[str, Any], source_file
     if m:
         return row("delete_marker", topic_name=m.group(1)), None
     if path == "/latest_producer_id_block":
+        if data is None or data == "":  # created empty at controller start-up: no block allocated yet
+            return row("producer_id_block"), None
         block = decode_producer_id_block(data)
         return row("producer_id_block", broker_id=block.broker, block_start=block.block_start,
                    block_end=block.block_end), located(block.error)

@@ -285,3 +285,14 @@ def test_random_znode_data_never_raises(path, data):
 def test_deeply_nested_znode_data_is_an_error_not_a_crash():
     dump = zk.parse_znode_dump([znode("/brokers/topics/t", "[" * 100000), "[" * 100000])
     assert [e.kind for e in dump.errors] == ["bad_json", "bad_json"]
+
+
+def test_empty_latest_producer_id_block_means_no_block_yet_not_an_error():
+    # the controller creates /latest_producer_id_block empty at start-up; no block was handed out yet
+    line = json.dumps({"path": "/latest_producer_id_block", "data": None,
+                       "stat": {"czxid": 1, "mzxid": 1, "ctime": 0, "mtime": 0, "version": 0, "cversion": 0,
+                                "ephemeralOwner": 0, "numChildren": 0}})
+    dump = zk.parse_znode_dump([line])
+    assert dump.errors == []
+    [row] = [r for r in dump.rows if r["event_type"] == "producer_id_block"]
+    assert row["block_start"] is None and row["block_end"] is None
