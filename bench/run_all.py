@@ -242,7 +242,7 @@ def fleet_key(replicas: str, metadata: int, seed: int = 42) -> str:
 
 
 def ensure_fleet(replicas: str, metadata: int, timeout: float) -> dict:
-    """The cached packed fleet (built once: simulate into ``<key>.partial``, renamed when complete)."""
+    """The cached packed fleet (built once; ``<key>.json`` next to it marks it complete)."""
     key = fleet_key(replicas, metadata)
     path = os.path.join(CACHE, key)
     info_path = os.path.join(CACHE, key + ".json")
@@ -257,9 +257,8 @@ def ensure_fleet(replicas: str, metadata: int, timeout: float) -> dict:
         return _fleet_info(key, path, summary, {"wall_s": summary.get("seconds"), "cpu_s": "?", "load_before": "?"},
                            info_path)
     brokers, per_broker = SIZES[replicas]
-    partial = path + ".partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    cmd = [sys.executable, "-m", "jobs.cli", "simulate", "--scenario", "healthy", "--out", partial,
+    # simulate straight into the final folder (the packs record their log-dir paths); the .json marks it complete
+    cmd = [sys.executable, "-m", "jobs.cli", "simulate", "--scenario", "healthy", "--out", path, "--force",
            "--brokers", str(brokers), "--log-dirs", str(LOG_DIRS), "--partitions-per-broker", str(per_broker),
            "--metadata-records", str(metadata), "--packed"]
     print(f"  simulating {key} ...", flush=True)
@@ -268,7 +267,6 @@ def ensure_fleet(replicas: str, metadata: int, timeout: float) -> dict:
         raise RuntimeError(f"simulate failed ({run['exit_code']}); see {run['log']}")
     with open(run["log"]) as f:
         summary = json.loads([ln for ln in f.read().splitlines() if ln.startswith("{")][-1])
-    os.replace(partial, path)
     return _fleet_info(key, path, summary, run, info_path)
 
 
@@ -286,8 +284,17 @@ def _fleet_info(key: str, path: str, summary: dict, run: dict, info_path: str) -
 # ---------------------------------------------------------------------------------------------- nightly
 
 
-def run_nightly(fleet: dict, label: str, quality: bool, timeout: float, profile: bool = False) -> dict:
+def run_nightly(fleet: dict, label: str, quality: bool, timeout: float, profile: bool = False,
+                resume: bool = False) -> dict:
     work = os.path.join(CACHE, "runs", label)
+    saved = os.path.join(work, "result.json")
+    if resume and os.path.exists(saved):
+        with open(saved) as f:
+            run = json.load(f)
+        if run.get("ok") and run.get("fleet") == fleet["key"]:
+            print(f"  {label}: reusing {os.path.relpath(saved, ROOT)} (--resume)", flush=True)
+            run["resumed"] = True
+            return run
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     entry = [sys.executable, "-m", "cProfile", "-o", os.path.join(work, "driver.prof"), "-m", "jobs.cli"] \
@@ -314,7 +321,9 @@ def run_nightly(fleet: dict, label: str, quality: bool, timeout: float, profile:
         tail = text.strip().splitlines()[-15:]
         run["error"] = "\n".join(tail)
         print(f"  FAILED {label}: exit {run['exit_code']}\n" + "\n".join("    " + t for t in tail), flush=True)
-    else:
+    with open(saved, "w") as f:
+        json.dump(run, f, indent=2)
+    if run["ok"]:
         print(f"  {label}: wall {run['wall_s']} s, cpu {run['cpu_s']} s, stages "
               + ", ".join(f"{k}={v['seconds']}" for k, v in stages.items()) + f", load {run['load_after']}",
               flush=True)
@@ -433,6 +442,21 @@ def helper_main(args: List[str], out_json: str) -> int:
         json.dump(result, f)
     spark.stop()
     return 0
+
+
+def side_bench(name: str, resume: bool, fn, *args) -> dict:
+    """Run one side bench, or with ``--resume`` reuse its last successful result."""
+    saved = os.path.join(CACHE, "runs", f"side-{name}.json")
+    if resume and os.path.exists(saved):
+        with open(saved) as f:
+            print(f"  {name}: reusing {os.path.relpath(saved, ROOT)} (--resume)", flush=True)
+            return json.load(f)
+    result = fn(*args)
+    if result.get("ok", True):
+        os.makedirs(os.path.dirname(saved), exist_ok=True)
+        with open(saved, "w") as f:
+            json.dump(result, f, indent=2)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------- report
@@ -659,6 +683,8 @@ def main(argv=None) -> int:
     p.add_argument("--ingest-replicas", type=int, default=2500, help="replica dirs per broker for the binaryFile "
                    "comparison (4 x 2500 = 10k replica dirs, 60k files)")
     p.add_argument("--profile", action="store_true", help="run the nightly driver under cProfile (driver.prof)")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse nightly runs already completed in bench/.cache/runs/<label>/result.json")
     p.add_argument("--timeout", type=float, default=4 * 3600, help="per subprocess, seconds")
     p.add_argument("--results", default=RESULTS)
     p.add_argument("--helper", nargs="+", help=argparse.SUPPRESS)
@@ -680,16 +706,17 @@ def main(argv=None) -> int:
         fleet["label"] = f"{rep}-{size_label(md)}"
         fleets.append(fleet)
         if "nightly" in parts:
-            runs.append(run_nightly(fleet, f"{rep}-{size_label(md)}", False, args.timeout, args.profile))
+            runs.append(run_nightly(fleet, fleet["label"], False, args.timeout, args.profile, args.resume))
     if "quality" in parts and fleets:
         smallest = min(fleets, key=lambda f: (f["replica_dirs"], f["metadata_records"]))
-        runs.append(run_nightly(smallest, f"{smallest['label']}-quality", True, args.timeout))
+        runs.append(run_nightly(smallest, f"{smallest['label']}-quality", True, args.timeout, resume=args.resume))
     if "ingest" in parts:
-        ingest = bench_ingest_compare(args.ingest_brokers, args.ingest_replicas, args.timeout)
+        ingest = side_bench("ingest", args.resume, bench_ingest_compare, args.ingest_brokers, args.ingest_replicas,
+                            args.timeout)
     if "decode" in parts:
-        decode = bench_decode_compare(PERF_SEGMENT)
+        decode = side_bench("decode", args.resume, bench_decode_compare, PERF_SEGMENT)
     if "bronze" in parts:
-        bronze = bench_bronze_1m(PERF_SEGMENT, args.timeout)
+        bronze = side_bench("bronze", args.resume, bench_bronze_1m, PERF_SEGMENT, args.timeout)
     machine["load_avg_end"] = loadavg()
     targets = evaluate(runs, ingest, bronze)
     latest = os.path.join(args.results, "latest.md")

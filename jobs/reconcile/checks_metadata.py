@@ -32,7 +32,16 @@ def partition_count_changed(ctx: CheckContext) -> DataFrame:
 
 def _copies(ctx: CheckContext) -> DataFrame:
     return ctx.bronze["bronze_metadata_copies"].select("copy_id", F.col("source_broker_id").alias("_cb"),
-                                                       F.col("log_dir").alias("_copy_log_dir"))
+                                                       F.col("log_dir").alias("_copy_log_dir"),
+                                                       F.col("source_kind").alias("_copy_kind"))
+
+
+def _on_broker(df: DataFrame, ctx: CheckContext) -> DataFrame:
+    """Only copies on a broker's disk (a dump-log text is a lossy export, not a replica of the log); without
+    a copies table every copy counts."""
+    if ctx.bronze["bronze_metadata_copies"].limit(1).count() == 0:
+        return df
+    return df.filter(F.coalesce(F.col("_copy_kind"), F.lit("segment")) == "segment")
 
 
 def divergence(ctx: CheckContext) -> DataFrame:
@@ -45,7 +54,7 @@ def divergence(ctx: CheckContext) -> DataFrame:
     theirs = (recs.select(F.col("copy_id").alias("_tc"), F.col("offset").alias("_to"),
                           F.col("record_type").alias("_theirs_type"), F.col("leader_epoch").alias("_theirs_epoch"))
               .dropDuplicates(["_tc", "_to"]))
-    d = (ml.divergence.join(_copies(ctx), "copy_id", "left")
+    d = (_on_broker(ml.divergence.join(_copies(ctx), "copy_id", "left"), ctx)
          .join(theirs, (F.col("copy_id") == F.col("_tc")) & (F.col("diverges_at_offset") == F.col("_to")), "left")
          .join(ours, F.col("diverges_at_offset") == F.col("_oo"), "left"))
     fmt = lambda t, e: F.concat(F.coalesce(t, F.lit("nothing")), F.lit(" epoch "), F.coalesce(e.cast("string"), F.lit("?")))  # noqa: E731
@@ -68,9 +77,9 @@ def gaps(ctx: CheckContext) -> DataFrame:
     ml = ctx.view.ml
     offs = ml.log_records.select("copy_id", "source_broker_id", "offset").dropDuplicates(["copy_id", "offset"])
     w = Window.partitionBy("copy_id").orderBy("offset")
-    g = (offs.withColumn("_next", F.lead("offset").over(w))
-         .filter(F.col("_next") > F.col("offset") + 1)
-         .join(_copies(ctx), "copy_id", "left"))
+    g = _on_broker(offs.withColumn("_next", F.lead("offset").over(w))
+                   .filter(F.col("_next") > F.col("offset") + 1)
+                   .join(_copies(ctx), "copy_id", "left"), ctx)
     return rows(g, "METADATA_LOG_GAP", {
         "broker_id": F.coalesce("source_broker_id", "_cb"), "log_dir": basename(F.col("_copy_log_dir")),
         "log_dir_path": F.col("_copy_log_dir"), "dir_name": F.when(F.col("_copy_log_dir").isNotNull(), F.lit("__cluster_metadata-0")),

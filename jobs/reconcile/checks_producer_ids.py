@@ -103,7 +103,8 @@ def outside_blocks(ctx: CheckContext) -> DataFrame:
         return rows(used.limit(0), "PID_OUTSIDE_BLOCKS", {})
     n = ctx.thresholds.evidence_max_items
     out = used.filter(~F.col("in_block"))
-    g = out.groupBy("topic_id", "topic", "partition", "producer_id").agg(
+    g = out.groupBy("topic", "partition", "producer_id").agg(
+        F.first("topic_id", ignorenulls=True).alias("topic_id"),
         F.sort_array(F.collect_set(F.concat(F.lit("broker "), F.col("broker_id").cast("string"), F.lit(" "),
                                             F.col("entry_name")))).alias("where"),
         F.sort_array(F.collect_set("source_file")).alias("files"),

@@ -285,18 +285,16 @@ def unknown_entries(ctx: CheckContext) -> DataFrame:
 
 
 def foreign_log_dirs(ctx: CheckContext) -> DataFrame:
-    if ctx.cluster_id is None:
-        return rows(ctx.bronze["bronze_log_dirs"].limit(0), "FOREIGN_LOG_DIR", {})
-    dirs = ctx.bronze["bronze_log_dirs"].filter(F.col("cluster_id").isNotNull() & (F.col("cluster_id") != F.lit(ctx.cluster_id)))
-    sizes = ctx.bronze["bronze_dir_entries"].groupBy("broker_id", "log_dir").agg(F.sum("bytes").alias("bytes"),
-                                                                                 F.count("*").alias("entries"))
-    d = dirs.join(sizes, ["broker_id", "log_dir"], "left")
+    sizes = ctx.bronze["bronze_dir_entries"].groupBy("log_dir").agg(F.sum("bytes").alias("bytes"),
+                                                                    F.count("*").alias("entries"))
+    d = ctx.foreign_log_dirs.join(sizes, "log_dir", "left")
     return rows(d, "FOREIGN_LOG_DIR", {
         "broker_id": F.col("broker_id"), "log_dir": basename(F.col("log_dir")), "log_dir_path": F.col("log_dir"),
         "bytes": F.coalesce(F.col("bytes"), F.lit(0)),
-        "details": details(found_cluster_id=F.col("cluster_id"), cluster_id=F.lit(ctx.cluster_id)),
-        "evidence": evidence(path=F.col("log_dir"), meta_properties_cluster_id=F.col("cluster_id"),
-                             cluster_id=F.lit(ctx.cluster_id), directory_id=F.col("directory_id"),
+        "details": details(reason=F.col("foreign_reason")),
+        "evidence": evidence(path=F.col("log_dir"), reason=F.col("foreign_reason"),
+                             meta_properties_cluster_id=F.col("cluster_id"), cluster_id=F.lit(ctx.cluster_id),
+                             directory_id=F.col("directory_id"), meta_properties_node_id=F.col("broker_id"),
                              entries=F.col("entries")),
     })
 

@@ -24,6 +24,7 @@ class CheckContext:
     bronze: Dict[str, DataFrame]
     silver: Dict[str, DataFrame]
     replicas: DataFrame  # silver_replicas with the extra ``replicas`` column
+    foreign_log_dirs: DataFrame  # broker_id, log_dir, cluster_id, directory_id, foreign_reason
 
     @property
     def thresholds(self) -> Thresholds:

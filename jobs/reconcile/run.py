@@ -25,7 +25,13 @@ from .catalogue import Catalogue, load_catalogue
 from .context import CheckContext
 from .findings import assemble
 from .frames import conform, conform_all, materialize
-from .silver_build import controller_view, silver_brokers, silver_producer_ids, silver_replicas
+from .silver_build import (
+    controller_view,
+    foreign_log_dirs,
+    silver_brokers,
+    silver_producer_ids,
+    silver_replicas,
+)
 
 
 @dataclass
@@ -71,11 +77,12 @@ def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFr
         "silver_partition_assignments": assignments,
         "silver_producer_id_blocks": blocks,
     }
-    replicas = materialize(silver_replicas(view, b["bronze_dir_entries"], brokers))
+    foreign = materialize(foreign_log_dirs(b["bronze_log_dirs"], brokers, cluster))
+    replicas = materialize(silver_replicas(view, b["bronze_dir_entries"], brokers, foreign))
     in_use = materialize(silver_producer_ids(view, b["bronze_producer_states"], blocks))
     silver["silver_replicas"] = replicas
     silver["silver_producer_ids_in_use"] = in_use
-    ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas)
+    ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas, foreign)
     parts = (checks_replicas.all_checks(ctx) + checks_deletes.all_checks(ctx) + checks_producer_ids.all_checks(ctx)
              + checks_metadata.all_checks(ctx))
     findings = materialize(assemble(parts, catalogue, brokers, cluster, capture_id, run_id, capture_time))

@@ -110,8 +110,30 @@ def silver_brokers(view: ControllerView, log_dirs: DataFrame, capture_time) -> D
     )
 
 
-def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataFrame) -> DataFrame:
+def foreign_log_dirs(log_dirs: DataFrame, brokers: DataFrame, cluster_id: Optional[str]) -> DataFrame:
+    """Log dirs that are not this cluster's: another cluster.id, or (when registrations list their log dirs,
+    KIP-858) a directory.id that no broker registered. Their replica dirs are not reconciled."""
+    registered = brokers.select(F.explode_outer("registered_log_dirs").alias("_dir")).filter(F.col("_dir").isNotNull())
+    any_listed = registered.limit(1).count() > 0
+    d = log_dirs.join(registered.distinct().withColumn("_known", F.lit(True)),
+                      F.col("directory_id") == F.col("_dir"), "left")
+    other_cluster = F.lit(False) if cluster_id is None else (
+        F.col("cluster_id").isNotNull() & (F.col("cluster_id") != F.lit(cluster_id)))
+    unregistered = F.lit(any_listed) & F.col("directory_id").isNotNull() & F.col("_known").isNull()
+    reason = (F.when(other_cluster, F.concat(F.lit("cluster.id "), F.col("cluster_id"), F.lit(" is not "),
+                                              F.lit(cluster_id)))
+              .otherwise(F.concat(F.lit("directory.id "), F.col("directory_id"),
+                                  F.lit(" is registered by no broker (meta.properties says node.id "),
+                                  F.col("broker_id").cast("string"), F.lit(")"))))
+    return (d.filter(other_cluster | unregistered)
+            .select("broker_id", "log_dir", "cluster_id", "directory_id", reason.alias("foreign_reason")))
+
+
+def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataFrame,
+                    foreign: Optional[DataFrame] = None) -> DataFrame:
     """Every replica dir joined to its incarnation (by topic id), the live id of its name, and its assignment."""
+    if foreign is not None:
+        dir_entries = dir_entries.join(foreign.select("log_dir"), "log_dir", "left_anti")
     d = (dir_entries.filter(F.col("entry_kind").isin(*REPLICA_KINDS))
          .select("broker_id", "log_dir", basename(F.col("log_dir")).alias("log_dir_name"), "directory_id",
                  F.col("entry_name").alias("dir_name"), "entry_kind", F.col("topic").alias("topic_from_name"),

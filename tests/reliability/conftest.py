@@ -41,6 +41,15 @@ def clean_capture(tmp_path_factory):
     return copy_devsample(tmp_path_factory.mktemp("clean") / "capture")
 
 
+@pytest.fixture(autouse=True)
+def _no_leftover_nightly_runs():
+    """A test that fails or times out must not leave a nightly run (and its JVM) behind."""
+    yield
+    from .nightly_runs import kill_leftovers
+
+    kill_leftovers()
+
+
 @pytest.fixture(scope="session")
 def nightly_capture(tmp_path_factory) -> Path:
     """A small simulated fleet with findings (stray-dirs) that the crash and concurrency tests run nightly on."""
@@ -52,9 +61,12 @@ def nightly_capture(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def nightly_baseline(nightly_capture, tmp_path_factory):
     """One uninterrupted nightly run of the capture: (tables root, report folder)."""
-    from .nightly_runs import RUN_ID, finish, start
+    from .nightly_runs import RUN_ID, finish, kill_leftovers, start
 
     base = tmp_path_factory.mktemp("baseline")
     proc = start(nightly_capture, base / "tables", base / "out", RUN_ID, base / "run.log")
-    assert finish(proc) == 0, (base / "run.log").read_text()[-5000:]
+    try:
+        assert finish(proc) == 0, (base / "run.log").read_text()[-5000:]
+    finally:
+        kill_leftovers()
     return base / "tables", base / "out"

@@ -26,6 +26,8 @@ RUN_ID = "20261122T090000Z-reliab01"  # retries of one nightly keep its run id
 VOLATILE = {"gold_run_summary": {"started_at", "finished_at", "stage_seconds_json"},
             "gold_dq_results": {"evaluated_at"}}
 POLL_SECONDS = 0.01
+RUN_TIMEOUT = 1800  # one nightly run of the small capture, on a loaded 2-core machine
+STARTED: List[subprocess.Popen] = []  # every run started here: killed by the tests' teardown if still alive
 
 
 def simulate(out: Path, scenario: str = "stray-dirs") -> Path:
@@ -51,10 +53,20 @@ def start(capture: Path, root: Path, out: Path, run_id: str, log: Path,
         env["KAFKA_RECON_TEST_KILL_AT"] = kill_at
     handle = open(log, "ab")
     try:
-        return subprocess.Popen(nightly_command(capture, root, out, run_id), cwd=ROOT, env=env, stdout=handle,
+        proc = subprocess.Popen(nightly_command(capture, root, out, run_id), cwd=ROOT, env=env, stdout=handle,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         handle.close()
+    STARTED.append(proc)
+    return proc
+
+
+def kill_leftovers() -> None:
+    """Kill the process group of every run started here that is still alive (a failed or timed-out test)."""
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            kill_group(proc)
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -66,7 +78,7 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait(timeout=60)
 
 
-def kill_when(proc: subprocess.Popen, condition: Callable[[], bool], timeout: float = 600) -> bool:
+def kill_when(proc: subprocess.Popen, condition: Callable[[], bool], timeout: float = RUN_TIMEOUT) -> bool:
     """Poll ``condition``; SIGKILL the run the moment it holds. False when the run ended first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -80,7 +92,7 @@ def kill_when(proc: subprocess.Popen, condition: Callable[[], bool], timeout: fl
     raise TimeoutError("the run neither reached the kill condition nor ended")
 
 
-def finish(proc: subprocess.Popen, timeout: float = 900) -> int:
+def finish(proc: subprocess.Popen, timeout: float = RUN_TIMEOUT) -> int:
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:

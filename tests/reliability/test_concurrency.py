@@ -8,7 +8,7 @@ import pytest
 
 from . import nightly_runs as nr
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 CONFLICT = re.compile(r"ConcurrentTableUpdateError|concurrent|conflict", re.IGNORECASE)
 # Columns naming the run that wrote a row: the two runs have their own ids, the baseline another.
 RUN_COLUMNS = {"run_id"}

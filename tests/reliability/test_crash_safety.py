@@ -11,7 +11,7 @@ import pytest
 from . import nightly_runs as nr
 from .nightly_runs import RUN_ID
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
 
 def _findings_csv(out: Path) -> list:

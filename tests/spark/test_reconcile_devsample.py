@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from bronze_builders import devsample_bronze
+
 from jobs.config import load_config
 from jobs.reconcile import run_reconcile
 

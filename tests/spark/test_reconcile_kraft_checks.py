@@ -6,8 +6,8 @@ import json
 from datetime import timedelta
 
 import pytest
-
 from bronze_builders import Cluster, record_row
+
 from jobs.config import load_config
 from jobs.reconcile import run_reconcile
 

@@ -7,8 +7,8 @@ import json
 from datetime import timedelta
 
 import pytest
-
 from bronze_builders import Cluster
+
 from jobs.config import load_config
 from jobs.reconcile import run_reconcile
 
