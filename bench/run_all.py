@@ -291,8 +291,8 @@ def run_nightly(fleet: dict, label: str, quality: bool, timeout: float, profile:
     if resume and os.path.exists(saved):
         with open(saved) as f:
             run = json.load(f)
-        if run.get("ok") and run.get("fleet") == fleet["key"]:
-            print(f"  {label}: reusing {os.path.relpath(saved, ROOT)} (--resume)", flush=True)
+        if run.get("fleet") == fleet["key"] and run.get("quality") == quality:  # failed runs too: delete to retry
+            print(f"  {label}: reusing {os.path.relpath(saved, ROOT)} (--resume, ok={run.get('ok')})", flush=True)
             run["resumed"] = True
             return run
     shutil.rmtree(work, ignore_errors=True)
@@ -534,9 +534,11 @@ def write_markdown(path: str, machine: dict, fleets: List[dict], runs: List[dict
               "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in runs:
         if not r["ok"]:
+            done = ", ".join(f"{k} {v['seconds']} s" for k, v in r["stages"].items()) or "none"
             lines.append(f"| {r['replica_dirs']:,} | {r['metadata_records']:,} | {'yes' if r['quality'] else 'no'} | "
-                         f"FAILED (exit {r['exit_code']}, {r['wall_s']} s; log {os.path.relpath(r['log'], ROOT)}) "
-                         "| | | | | | | | | | | | |")
+                         f"NOT FINISHED (exit {r['exit_code']} after {r['wall_s']} s; stages done: {done}; log "
+                         f"{os.path.relpath(r['log'], ROOT)}) | | | | | | | | | | | | {r['load_before']} -> "
+                         f"{r['load_after']} |")
             continue
         s = r["stages"]
         sec = {k: s.get(k, {}).get("seconds") for k in ("ingest", "reconcile", "quality", "report")}

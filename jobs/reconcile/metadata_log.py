@@ -138,14 +138,16 @@ def _drop_uncommitted(history: DataFrame) -> DataFrame:
     with ``group_key`` = its transaction's Begin offset, else its batch base offset (one atomic change)."""
     marker = F.when(F.col("record_type").isin(*TXN_MARKERS), F.col("record_type"))
     before = Window.orderBy("offset").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    after = Window.orderBy("offset").rowsBetween(Window.currentRow, Window.unboundedFollowing)
+    # "first at or after this offset" as a running frame in descending order: Spark recomputes a
+    # currentRow..unboundedFollowing frame for every row (quadratic); a running frame is linear
+    after = Window.orderBy(F.col("offset").desc()).rowsBetween(Window.unboundedPreceding, Window.currentRow)
     end_marker = F.when(F.col("record_type").isin("END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD"),
                         F.col("record_type"))
     tagged = (history
               .withColumn("_last_marker", F.last(marker, ignorenulls=True).over(before))
               .withColumn("_last_begin", F.last(F.when(F.col("record_type") == "BEGIN_TRANSACTION_RECORD",
                                                        F.col("offset")), ignorenulls=True).over(before))
-              .withColumn("_next_end", F.first(end_marker, ignorenulls=True).over(after)))
+              .withColumn("_next_end", F.last(end_marker, ignorenulls=True).over(after)))
     in_txn = F.coalesce(F.col("_last_marker") == "BEGIN_TRANSACTION_RECORD", F.lit(False))
     keep = ~in_txn | F.coalesce(F.col("_next_end") == "END_TRANSACTION_RECORD", F.lit(False))
     return (tagged.filter(keep)

@@ -79,7 +79,8 @@ def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFr
     }
     foreign = materialize(foreign_log_dirs(b["bronze_log_dirs"], brokers, cluster))
     replicas = materialize(silver_replicas(view, b["bronze_dir_entries"], brokers, foreign))
-    in_use = materialize(silver_producer_ids(view, b["bronze_producer_states"], blocks))
+    in_use = materialize(silver_producer_ids(view, b["bronze_producer_states"], blocks,
+                                             catalogue.thresholds.producer_id_block_size))
     silver["silver_replicas"] = replicas
     silver["silver_producer_ids_in_use"] = in_use
     ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas, foreign)

@@ -233,16 +233,23 @@ def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataF
     return r.select(*cols)
 
 
-def silver_producer_ids(view: ControllerView, producer_states: DataFrame, blocks: DataFrame) -> DataFrame:
-    """Producer ids on brokers with the allocation holding each (a range join on the few blocks)."""
+def silver_producer_ids(view: ControllerView, producer_states: DataFrame, blocks: DataFrame,
+                        block_size: int = 1000) -> DataFrame:
+    """Producer ids on brokers with the allocation holding each: an equi-join on block-sized buckets (each
+    allocation exploded to the buckets it touches), not a range join."""
     used = producer_states.filter(F.col("producer_id").isNotNull() & (F.col("producer_id") >= 0)).select(
         "producer_id", "producer_epoch", "broker_id", "log_dir", "entry_name", "topic", "topic_id", "partition",
-        "source_kind", "source_file", F.col("timestamp").alias("last_timestamp"))
-    alloc = blocks.filter("is_allocation").select(
-        F.col("first_producer_id").alias("_first"), F.col("last_producer_id").alias("_last"),
-        F.col("broker_id").alias("block_broker_id"))
+        "source_kind", "source_file", F.col("timestamp").alias("last_timestamp"),
+        F.floor(F.col("producer_id") / block_size).cast("long").alias("_bucket"))
+    first_bucket = F.floor(F.col("first_producer_id") / block_size).cast("long")
+    alloc = (blocks.filter("is_allocation").filter(F.col("first_producer_id") <= F.col("last_producer_id"))
+             .select(F.col("first_producer_id").alias("_first"), F.col("last_producer_id").alias("_last"),
+                     F.col("broker_id").alias("block_broker_id"),
+                     F.explode(F.sequence(first_bucket, F.least(F.floor(F.col("last_producer_id") / block_size)
+                                                                .cast("long"), first_bucket + 1000))).alias("_bucket")))
     high_water = blocks.agg(F.max("next_producer_id").alias("_hw"))
-    joined = used.join(F.broadcast(alloc), (F.col("producer_id") >= F.col("_first")) & (F.col("producer_id") <= F.col("_last")), "left")
+    joined = used.join(alloc, (used["_bucket"] == alloc["_bucket"]) & (F.col("producer_id") >= F.col("_first"))
+                       & (F.col("producer_id") <= F.col("_last")), "left").drop(alloc["_bucket"])
     one = Window.partitionBy("broker_id", "log_dir", "entry_name", "source_file", "producer_id").orderBy(
         F.col("_first").desc_nulls_last())
     joined = joined.withColumn("_rn", F.row_number().over(one)).filter("_rn = 1").crossJoin(F.broadcast(high_water))

@@ -1,0 +1,41 @@
+"""Every simulator scenario end to end: simulate -> ingest -> reconcile must give exactly its
+expected_findings.json (precision = recall = 1 per check), the healthy ones none.
+
+Slow (one simulate + ingest + reconcile per scenario): run with ``pytest -m slow tests/spark/test_reconcile_scenarios.py``.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jobs.config import load_config
+from jobs.reconcile import run_reconcile
+from jobs.reconcile.expected import MATCH_KEYS, compare
+from jobs.simulate.scenarios import names
+
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
+
+
+@pytest.mark.parametrize("scenario", names())
+def test_scenario_gives_exactly_its_expected_findings(spark, tmp_path, scenario):
+    from jobs.ingest.stage import run_ingest
+    from jobs.simulate.command import run as simulate
+    from jobs.simulate.simulation import SimParams
+
+    out = tmp_path / scenario
+    simulate(scenario, str(out), SimParams(42, None, None, 1, None, False))
+    cfg = load_config(env={})
+    ingest = run_ingest(spark, cfg, None, [str(out)], f"cap-{scenario}", "run-1")
+    try:
+        result = run_reconcile(spark, cfg, ingest.tables, f"cap-{scenario}", "run-1", ingest.capture_time)
+        actual = [r.asDict() for r in result.findings.collect()]
+    finally:
+        ingest.release()
+    expected = json.loads((out / "expected_findings.json").read_text())["findings"]
+    outcome = compare(expected, actual)
+    detail = {"missing": outcome.missing,
+              "unexpected": [{k: a[k] for k in ("check_id", *MATCH_KEYS, "message")} for a in outcome.unexpected]}
+    assert outcome.ok, json.dumps(detail, indent=1, default=str)
+    if scenario in ("healthy", "zk-healthy"):
+        assert actual == []
