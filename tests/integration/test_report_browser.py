@@ -12,7 +12,6 @@ import shutil
 import struct
 import subprocess
 import zlib
-from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 from jobs.config import load_config
 from jobs.quality import run_quality
 from jobs.report import write_reports
-from jobs.tables.registry import spec
+from tests.table_rows import as_timestamp, frame
 
 pytestmark = pytest.mark.spark
 
@@ -30,15 +29,7 @@ INSTALL = "apt-get update && apt-get install -y chromium"
 WIDTH, HEIGHT = 1400, 2000
 
 
-def _ts(value):
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else value
-
-
-def _frame(spark, table, rows):
-    s = spec(table)
-    kinds = {c.name: c.type for c in s.columns}
-    data = [tuple(_ts(r.get(c)) if kinds[c] == "timestamp" else r.get(c) for c in s.column_names) for r in rows]
-    return spark.createDataFrame(data, s.spark_schema())
+_ts, _frame = as_timestamp, frame
 
 
 @pytest.fixture(scope="module")

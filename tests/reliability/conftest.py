@@ -60,13 +60,10 @@ def nightly_capture(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def nightly_baseline(nightly_capture, tmp_path_factory):
-    """One uninterrupted nightly run of the capture: (tables root, report folder)."""
-    from .nightly_runs import RUN_ID, finish, kill_leftovers, start
+    """One uninterrupted nightly run of the capture, started at once in the background (it runs while the
+    crash and concurrency runs do); ``.result()`` waits for it and gives (tables root, report folder)."""
+    from .nightly_runs import Baseline
 
-    base = tmp_path_factory.mktemp("baseline")
-    proc = start(nightly_capture, base / "tables", base / "out", RUN_ID, base / "run.log")
-    try:
-        assert finish(proc) == 0, (base / "run.log").read_text()[-5000:]
-    finally:
-        kill_leftovers()
-    return base / "tables", base / "out"
+    baseline = Baseline(nightly_capture, tmp_path_factory.mktemp("baseline"))
+    yield baseline
+    baseline.stop()

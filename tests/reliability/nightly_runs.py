@@ -100,6 +100,27 @@ def finish(proc: subprocess.Popen, timeout: float = RUN_TIMEOUT) -> int:
         raise
 
 
+class Baseline:
+    """An uninterrupted run of the capture, in the background (not in ``STARTED``: it outlives single tests)."""
+
+    def __init__(self, capture: Path, base: Path) -> None:
+        self.base = base
+        self.log = base / "run.log"
+        self.proc = start(capture, base / "tables", base / "out", RUN_ID, self.log)
+        STARTED.remove(self.proc)
+        self.code: Optional[int] = None
+
+    def result(self) -> tuple:
+        if self.code is None:
+            self.code = finish(self.proc)
+        assert self.code == 0, self.log.read_text(errors="replace")[-5000:]
+        return self.base / "tables", self.base / "out"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            kill_group(self.proc)
+
+
 def staging_exists(table_dir: Path) -> bool:
     """A write of the embedded backend is under way: Spark is filling ``<table>/_kr_staging/<write id>/``."""
     staging = table_dir / "_kr_staging"
@@ -144,6 +165,19 @@ def _norm(value):
     if isinstance(value, (list, tuple)):
         return tuple(_norm(v) for v in value)
     return value
+
+
+def table_differences(got: Dict[str, Counter], want: Dict[str, Counter]) -> Dict[str, str]:
+    """Per differing table: how many rows differ and which columns hold the differences (for failure text)."""
+    out = {}
+    for name in sorted(set(got) | set(want)):
+        a, b = got.get(name, Counter()), want.get(name, Counter())
+        if a == b:
+            continue
+        extra, missing = list((a - b).elements()), list((b - a).elements())
+        columns = sorted({k for row in extra for k, v in row if (k, v) not in {kv for r in missing for kv in r}})
+        out[name] = f"{len(extra)} row(s) differ from the uninterrupted run's {len(missing)}; columns: {columns}"
+    return out
 
 
 def read_tables(root: Path) -> Dict[str, Counter]:

@@ -38,7 +38,7 @@ def test_two_runs_at_once_both_finish_or_one_reports_a_conflict(nightly_capture,
 
     nr.check_every_version_readable(root)
     assert nr.duplicate_keys(root) == {}
-    got, want = nr.read_tables(root), nr.read_tables(nightly_baseline[0])
+    got, want = nr.read_tables(root), nr.read_tables(nightly_baseline.result()[0])
     assert _without_run_ids(got) == _without_run_ids(want)
     summaries = got["gold_run_summary"]
     finished = sum(1 for code in codes.values() if code in (0, 10))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from jobs.quality import dq_results_frame, run_quality
 from jobs.tables.registry import spec
+from tests.table_rows import as_timestamp, frame
 
 pytestmark = pytest.mark.spark
 
@@ -20,15 +20,7 @@ RUN = "run-2025-02-01"
 LOGS_103 = "/data/captures/devsample-2025-02-01/broker-103/kafka-logs"
 
 
-def _ts(value):
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else value
-
-
-def _frame(spark, table, rows):
-    s = spec(table)
-    kinds = {c.name: c.type for c in s.columns}
-    data = [tuple(_ts(r.get(c)) if kinds[c] == "timestamp" else r.get(c) for c in s.column_names) for r in rows]
-    return spark.createDataFrame(data, s.spark_schema())
+_ts, _frame = as_timestamp, frame
 
 
 def _entry(name, kind, topic, partition, topic_id, **extra):

@@ -7,7 +7,6 @@ import csv
 import hashlib
 import json
 import re
-from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from jobs.config import load_config
 from jobs.report import write_reports
-from jobs.tables.registry import spec
+from tests.table_rows import as_timestamp, frame
 
 pytestmark = pytest.mark.spark
 
@@ -23,15 +22,7 @@ SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 RUN = "run-2025-02-01"
 
 
-def _ts(value):
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else value
-
-
-def _frame(spark, table, rows):
-    s = spec(table)
-    kinds = {c.name: c.type for c in s.columns}
-    data = [tuple(_ts(r.get(c)) if kinds[c] == "timestamp" else r.get(c) for c in s.column_names) for r in rows]
-    return spark.createDataFrame(data, s.spark_schema())
+_ts, _frame = as_timestamp, frame
 
 
 def load_scenario(spark, name):
