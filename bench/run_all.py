@@ -537,7 +537,8 @@ def write_markdown(path: str, machine: dict, fleets: List[dict], runs: List[dict
             done = ", ".join(f"{k} {v['seconds']} s" for k, v in r["stages"].items()) or "none"
             lines.append(f"| {r['replica_dirs']:,} | {r['metadata_records']:,} | {'yes' if r['quality'] else 'no'} | "
                          f"NOT FINISHED (exit {r['exit_code']} after {r['wall_s']} s; stages done: {done}; log "
-                         f"{os.path.relpath(r['log'], ROOT)}) | | | | | | | | | | | | {r['load_before']} -> "
+                         f"{os.path.relpath(r['log'], ROOT)}) | {r['cpu_s']} | | | | | | | | {r['peak_mib']['driver_python']} | "
+                         f"{r['peak_mib']['jvm']} | {r['peak_mib']['workers_sum']} | {r['load_before']} -> "
                          f"{r['load_after']} |")
             continue
         s = r["stages"]
