@@ -126,3 +126,28 @@ def test_zk_silver(result):
     assert inc[("clicks", "CLICKSOLD____________A")]["deleted"]
     assert inc[("orders", "ORDERS_______________A")]["delete_pending"]
     assert inc[("logs", None)]["deleted"] and inc[("logs", None)]["source"] == "zookeeper"
+
+
+# ------------------------------------------------------------------ the real Z2 capture (ZooKeeper 3.9 cluster)
+
+@pytest.mark.spark
+def test_real_z2_capture_gives_only_the_stuck_delete(spark, tmp_path, fixtures_dir):
+    import tarfile
+
+    from jobs.ingest.stage import run_ingest
+
+    with tarfile.open(fixtures_dir / "kafka-zk-sample" / "Z2.tar.gz") as tar:
+        members = [m for m in tar.getmembers() if not m.name.endswith((".index", ".timeindex"))]
+        tar.extractall(tmp_path, members=members, filter="data")
+    cfg = load_config(env={})
+    ingest = run_ingest(spark, cfg, None, str(tmp_path / "Z2"), "z2", "run-z2")
+    try:
+        result = run_reconcile(spark, cfg, ingest.tables, "z2", "run-z2", ingest.capture_time)
+        findings = [r.asDict() for r in result.findings.collect()]
+        states = {r["broker_id"]: r["state"] for r in result.silver["silver_brokers"].collect()}
+    finally:
+        ingest.release()
+    assert [(f["check_id"], f["topic_name"], f["topic_id"]) for f in findings] == [
+        ("ZK_DELETE_STUCK", "orders", "jk6zGe0fSeuuEFT6wo3IpA")]
+    assert "Halted deletion of topics orders due to offline replicas" in findings[0]["message"]
+    assert states == {1: "active", 2: "active", 3: "absent"}
