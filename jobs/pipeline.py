@@ -79,6 +79,11 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
         _kill_point("before_findings_merge")
         counts = merge_counts(store, result.findings, result.cluster_id, when)
         merge_findings(store, result.findings, result.cluster_id, run_id, when)
+        # "new" from the table after the MERGE, so a re-run after a crash reports the same count
+        import dataclasses
+        new = store.read("gold_findings").where((F.col("first_seen_capture") == capture_id)
+                                                & (F.col("status") == "open")).count()
+        counts = dataclasses.replace(counts, new_findings=new)
         st.rows = counts.open_findings
     ingest.release()
 
