@@ -49,16 +49,18 @@ class Config(dict):
         return node
 
 
-def _merge(base: dict, override: Mapping, where: str, strict: bool) -> None:
+def _merge(base: dict, override: Mapping, source: str, strict: bool, path: str = "") -> None:
+    """Merge ``override`` into ``base``; errors name the source (file, env var, --set) and the dotted key."""
     for key, value in override.items():
+        dotted = f"{path}{key}"
         if strict and key not in base:
-            raise ConfigError(f"{where}: unknown key {key!r}; known keys here: {sorted(base)}")
+            raise ConfigError(f"{source}: unknown key {dotted!r}; known keys here: {sorted(base)}")
         if key in base and isinstance(base[key], dict) and isinstance(value, Mapping):
             # free-form maps (like spark.extra_conf) accept new keys
-            _merge(base[key], value, f"{where}.{key}", strict and bool(base[key]))
+            _merge(base[key], value, source, strict and bool(base[key]), f"{dotted}.")
             continue
         if strict and key in base and base[key] is not None and value is not None:
-            value = _coerce(value, base[key], f"{where}.{key}")
+            value = _coerce(value, base[key], f"{source}: {dotted}")
         base[key] = copy.deepcopy(value)
 
 
@@ -125,7 +127,7 @@ def load_config(
         if "=" not in item:
             raise ConfigError(f"--set expects section.key=value, got {item!r}")
         dotted, value = item.split("=", 1)
-        _merge(merged, _nest(dotted.strip().split("."), _parse_scalar(value)), f"--set {dotted}", strict=True)
+        _merge(merged, _nest(dotted.strip().split("."), _parse_scalar(value)), "--set", strict=True)
     return Config(merged)
 
 

@@ -73,18 +73,28 @@ def divergence(ctx: CheckContext) -> DataFrame:
 
 
 def gaps(ctx: CheckContext) -> DataFrame:
-    """Holes between consecutive offsets of one copy's log."""
+    """Holes between consecutive offsets of one copy's log (the ingest's gap_after_offset, else computed)."""
     ml = ctx.view.ml
-    offs = ml.log_records.select("copy_id", "source_broker_id", "offset").dropDuplicates(["copy_id", "offset"])
-    w = Window.partitionBy("copy_id").orderBy("offset")
-    g = _on_broker(offs.withColumn("_next", F.lead("offset").over(w))
-                   .filter(F.col("_next") > F.col("offset") + 1)
-                   .join(_copies(ctx), "copy_id", "left"), ctx)
+    offs = ml.log_records.select("copy_id", "source_broker_id", "offset")
+    copies = ctx.bronze["bronze_metadata_copies"]
+    if copies.limit(1).count() > 0:
+        holes = copies.filter(F.col("gap_after_offset").isNotNull()).select(
+            F.col("copy_id").alias("_gc"), F.col("gap_after_offset").alias("offset"))
+        after = (offs.join(F.broadcast(holes), (F.col("copy_id") == F.col("_gc")) & (offs["offset"] > holes["offset"]))
+                 .groupBy("_gc").agg(F.min(offs["offset"]).alias("_next")))
+        g = (holes.join(after, "_gc", "left").withColumnRenamed("_gc", "copy_id")
+             .withColumn("source_broker_id", F.lit(None).cast("int")))
+    else:
+        w = Window.partitionBy("copy_id").orderBy("offset")
+        g = (offs.dropDuplicates(["copy_id", "offset"]).withColumn("_next", F.lead("offset").over(w))
+             .filter(F.col("_next") > F.col("offset") + 1))
+    g = _on_broker(g.join(_copies(ctx), "copy_id", "left"), ctx)
     return rows(g, "METADATA_LOG_GAP", {
         "broker_id": F.coalesce("source_broker_id", "_cb"), "log_dir": basename(F.col("_copy_log_dir")),
         "log_dir_path": F.col("_copy_log_dir"), "dir_name": F.when(F.col("_copy_log_dir").isNotNull(), F.lit("__cluster_metadata-0")),
         "key_extra": F.format_string("%s@%d", F.col("copy_id"), F.col("offset") + 1),
-        "details": details(copy_id=F.col("copy_id"), gap_from=F.col("offset") + 1, gap_to=F.col("_next") - 1),
+        "details": details(copy_id=F.col("copy_id"), gap_from=F.col("offset") + 1,
+                           gap_to=F.coalesce((F.col("_next") - 1).cast("string"), F.lit("its end"))),
         "evidence": evidence(copy_id=F.col("copy_id"), last_offset_before=F.col("offset"),
                              first_offset_after=F.col("_next"), missing=F.col("_next") - F.col("offset") - 1),
     })

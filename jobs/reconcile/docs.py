@@ -50,8 +50,9 @@ marks it resolved at the first capture that no longer shows it.
 - **Brokers that are fenced or absent** (not registered) at capture time are reported as such in
   `broker_state`, and the finding's message says so. A broker whose disks were not captured is never
   reported as missing replicas.
-- **Metadata history.** Creations and deletions are dated from the retained log of every copy that agrees
-  with the authoritative one; a topic only in the snapshot was created "before the retained history".
+- **Metadata history.** The image at capture is the authoritative copy's snapshot plus the log after it;
+  creations and deletions are dated from that copy's retained log (records below the snapshot included);
+  a topic only in the snapshot was created "before the retained history".
 
 """
 

@@ -3,8 +3,8 @@
 image   = records of the authoritative copy's newest snapshot (``pos`` < 0, in snapshot order) + log records
           with offset >= the snapshot's end offset (``pos`` = offset): replaying it gives the controller's
           state at capture.
-history = every retained log record (offset = pos >= 0) of every copy that agrees with the authoritative
-          one up to that offset, once per offset: it dates creations and deletions.
+history = every retained log record (offset = pos >= 0) of the authoritative copy, once per offset: it
+          dates creations and deletions (records below the snapshot included).
 Records inside an aborted (or never-ended) metadata transaction are dropped, as Kafka's replay does.
 """
 from __future__ import annotations
@@ -19,6 +19,17 @@ from pyspark.sql import functions as F
 from .frames import materialize
 
 SNAPSHOT_POS_BASE = -(1 << 40)  # snapshot records sort before every log offset
+# what the replay reads; payload_json only where a check quotes it (keeps 1M-record histories small)
+REPLAY_COLUMNS = ("offset", "batch_base_offset", "leader_epoch", "append_time", "is_control", "record_type",
+                  "topic_id", "topic_name", "partition_id", "broker_id", "broker_epoch", "replicas", "isr", "leader",
+                  "removing_replicas", "adding_replicas", "directories", "fenced", "next_producer_id",
+                  "zk_migration_state", "error_kind", "source_file", "snapshot_end_offset")
+PAYLOAD_KEPT_FOR = ("PRODUCER_IDS_RECORD", "SNAPSHOT_HEADER")
+
+
+def _slim(df: DataFrame) -> DataFrame:
+    payload = F.when(F.col("record_type").isin(*PAYLOAD_KEPT_FOR), F.col("payload_json")).alias("payload_json")
+    return df.select(*REPLAY_COLUMNS, payload)
 TXN_MARKERS = ("BEGIN_TRANSACTION_RECORD", "END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD")
 
 
@@ -32,7 +43,7 @@ class MetadataLog:
     snapshot_time_bound: Optional[datetime]  # newest time the snapshot can contain (lastContainedLogTimestamp)
     image: DataFrame
     history: DataFrame
-    log_records: DataFrame                 # every copy's log records incl. control (for gaps/divergence)
+    log_records: DataFrame                 # every copy's log offsets, slim (for gaps/divergence details)
     divergence: DataFrame                  # copy_id, source_broker_id, diverges_at_offset
 
     @property
@@ -71,7 +82,7 @@ def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFram
         return MetadataLog(False, None, None, None, None, None, empty_hist, empty_hist, recs.limit(0),
                            spark.createDataFrame([], "copy_id string, source_broker_id int, diverges_at_offset long"))
     copy_id = auth[0]["copy_id"]
-    auth_snaps = recs.filter((F.col("copy_id") == copy_id) & (_section() == "snapshot"))
+    auth_snaps = _slim(recs.filter((F.col("copy_id") == copy_id) & (_section() == "snapshot")))
     snap_end = auth[0]["snapshot_end_offset"]
     if snap_end is None and auth[0]["first_offset"] not in (0, None) and from_copies:
         # the ingest found no snapshot its log continues: take the newest one that reaches the log
@@ -79,17 +90,19 @@ def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFram
             F.min("snapshot_end_offset").alias("s")).collect()
         snap_end = row[0]["s"] if row else None
 
-    log_records = recs.filter(_is_log())
+    # every copy's log offsets, slim: only gaps and divergence details look at the other copies
+    log_records = recs.filter(_is_log()).select("copy_id", "source_broker_id", "offset", "record_type",
+                                                "leader_epoch", "record_hash")
     if from_copies:
         divergence = copies.filter(F.col("diverges_at_offset").isNotNull()).select(
             "copy_id", "source_broker_id", "diverges_at_offset")
     else:
         divergence = _divergence(log_records, copy_id)
-    consistent = (log_records.join(divergence.select("copy_id", "diverges_at_offset"), "copy_id", "left")
-                  .filter(F.col("diverges_at_offset").isNull() | (F.col("offset") < F.col("diverges_at_offset")))
-                  .drop("diverges_at_offset"))
-    once = Window.partitionBy("offset").orderBy((F.col("copy_id") == copy_id).desc(), "copy_id")
-    history = (consistent.withColumn("_rn", F.row_number().over(once)).filter("_rn = 1").drop("_rn")
+    # history: the authoritative copy's retained log, once per offset (other copies only repeat it, and at
+    # 100 brokers x 1M records reading them all would cost 100x)
+    once = Window.partitionBy("offset").orderBy("source_file")
+    history = (_slim(recs.filter((F.col("copy_id") == copy_id) & _is_log())
+                     .withColumn("_rn", F.row_number().over(once)).filter("_rn = 1"))
                .withColumn("pos", F.col("offset")))
     history = materialize(_drop_uncommitted(history))
     history_data = history.filter(~F.coalesce(F.col("is_control"), F.lit(False)) & F.col("error_kind").isNull()
@@ -116,7 +129,6 @@ def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFram
         image = materialize(snap_data.unionByName(tail))
     else:
         image = history_data
-    log_records = materialize(log_records)
     return MetadataLog(True, copy_id, snap_end, stats["start"], stats["start_time"], bound, image, history_data,
                        log_records, divergence)
 

@@ -61,13 +61,11 @@ def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFr
         capture_time = capture_time.replace(tzinfo=timezone.utc)
     catalogue = catalogue or load_catalogue(cfg)
     b = conform_all(spark, bronze, bronze_tables.TABLES)
-    for name in ("bronze_metadata_records", "bronze_dir_entries"):  # read by many checks
-        b[name] = materialize(b[name])
     view = controller_view(spark, b, catalogue.thresholds)
     cluster = view.cluster_id
 
     specs = {t.name: t for t in silver_tables.TABLES}
-    brokers = materialize(silver_brokers(view, b["bronze_log_dirs"], capture_time))
+    brokers = materialize(silver_brokers(view, b["bronze_log_dirs"]))
     incarnations = view.incarnations
     assignments = view.assignments
     blocks = view.pid_blocks

@@ -90,7 +90,8 @@ def _empty_like(spark: SparkSession, name: str) -> DataFrame:
     return spark.createDataFrame([], spec(name).spark_schema())
 
 
-def silver_brokers(view: ControllerView, log_dirs: DataFrame, capture_time) -> DataFrame:
+def silver_brokers(view: ControllerView, log_dirs: DataFrame) -> DataFrame:
+    """Every broker seen in the metadata, on disk or in a replica set, with its state at capture time."""
     captured = log_dirs.filter(F.col("broker_id").isNotNull()).groupBy("broker_id").agg(
         F.count("*").cast("int").alias("log_dir_count"))
     assigned = view.assignments.select(F.explode("replicas").alias("broker_id")).distinct()

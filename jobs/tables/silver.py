@@ -20,7 +20,7 @@ BROKERS = TableSpec(
     columns=cols(
         *RUN_COLS,
         ("broker_id", "int", ""),
-        ("state", "string", "active, fenced, controlled_shutdown, absent (not registered at capture time)"),
+        ("state", "string", "active, fenced, absent (not registered at capture time)"),
         ("registered", "boolean", "registered in the image (KRaft) or /brokers/ids (ZooKeeper) at capture"),
         ("fenced", "boolean", "fenced in the image at capture"),
         ("broker_epoch", "long", "epoch of the latest registration"),
@@ -99,7 +99,7 @@ REPLICAS = TableSpec(
     columns=cols(
         *RUN_COLS,
         ("broker_id", "int", ""),
-        ("broker_state", "string", "active, fenced, controlled_shutdown, absent"),
+        ("broker_state", "string", "active, fenced, absent"),
         ("log_dir", "string", "log dir path as captured"),
         ("log_dir_name", "string", "basename of the log dir"),
         ("directory_id", "string", "the log dir's directory.id"),

@@ -48,6 +48,9 @@ def build() -> Cluster:
     c.topic("twin", T["twinone"], {0: [1]})
     c.topic("twin", T["twintwo"], {0: [2]})                          # no RemoveTopicRecord in between
     c.topic("fencedtopic", T["fenced"], {0: [5, 1]})
+    c.append(("BEGIN_TRANSACTION_RECORD", {"name": "aborted create"}))
+    c.topic("ghost", "GHOST________________A", {0: [1, 2]})         # aborted: never in the image
+    c.append(("ABORT_TRANSACTION_RECORD", {}))
     c.remove_topic(T["neverseen"])                                   # log starts at 0: provably never created
     c.producer_ids(1, 1000)
     c.producer_ids(2, 2000)
@@ -203,6 +206,7 @@ def test_silver_tables(result):
     old, new = inc[("orders", T["ordersold"])], inc[("orders", T["ordersnew"])]
     assert old["deleted"] and not old["is_live"] and old["deleted_offset"] is not None and old["source"] == "log"
     assert new["is_live"] and not new["deleted"] and new["created_offset"] > old["deleted_offset"]
+    assert not any(name == "ghost" for name, _ in inc)             # created in an aborted transaction
     grow = inc[("grow", T["grow"])]
     assert grow["partition_count"] == 2 and grow["initial_partition_count"] == 1
     assert [(c["from"], c["to"]) for c in json.loads(grow["partition_count_changes_json"])] == [(1, 2)]
