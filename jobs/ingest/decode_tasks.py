@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from typing import Any, Callable, Dict, Iterable, Iterator
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional
 
 import pyarrow as pa
 
@@ -52,8 +52,10 @@ def decode_log_dir_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOpti
     walk_fs = collector.default_fs() if is_local(root) else ArrowWalkFs(open_root(root)[0])
     entries = collector.walk_log_dirs([path], walk_options(options), walk_fs)
     opener = _opener(root, path)
+    locate = lambda rel: {"kind": "file", "root": root, "path": join(path, rel)}  # noqa: E731
     yield from decode_entries(entries, sink, options, display=lambda _: unit["display"],
-                              open_file_for=lambda _: opener, headless=bool(unit["headless"]))
+                              open_file_for=lambda _: opener, headless=bool(unit["headless"]),
+                              locate_for=(lambda _: locate) if options.defer_metadata_records else None)
 
 
 def _loose_file(unit: Dict[str, Any]) -> LooseFile:
@@ -66,6 +68,12 @@ def _loose_file(unit: Dict[str, Any]) -> LooseFile:
     return LooseFile(lambda: filesystem.open_input_file(path), unit["display"], info.size, mtime)
 
 
+def _file_locator(unit: Dict[str, Any], options: DecodeOptions) -> Optional[Dict[str, Any]]:
+    if not options.defer_metadata_records:
+        return None
+    return {"kind": "file", "root": unit["root"], "path": unit["path"]}
+
+
 def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions) -> Iterator[pa.RecordBatch]:
     filesystem, _ = open_root(unit["root"])
     before = sum(sink.counts[t] for t in CONTENT_TABLES)
@@ -74,7 +82,7 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
         header = reader.header
         if header is None and reader.errors and reader.errors[0].kind == "bad_header":
             reader.close()  # not a pack after all (e.g. a gzipped znode dump named *.jsonl.gz)
-            yield from decode_loose(_loose_file(unit), sink)
+            yield from decode_loose(_loose_file(unit), sink, locator=_file_locator(unit, options))
             return
         if header is not None:
             moment = parse_time(header.get("capture_time"))
@@ -83,7 +91,11 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
                                            "broker_id": header.get("broker_id"), "time_value": moment})
             yield from decode_entries(iter(reader), sink, options,
                                       display=lambda log_dir: f"{unit['display']}!{log_dir}",
-                                      host=header.get("host"), kafka_name=lambda log_dir: log_dir)
+                                      host=header.get("host"), kafka_name=lambda log_dir: log_dir,
+                                      locate_for=(lambda log_dir: lambda rel: {
+                                          "kind": "pack_member", "root": unit["root"], "path": unit["path"],
+                                          "log_dir": log_dir, "member": rel}) if options.defer_metadata_records
+                                      else None)
         errors = list(reader.errors)
     rows = sum(sink.counts[t] for t in CONTENT_TABLES) - before
     first = errors[0] if errors else None
@@ -99,7 +111,8 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
 
 
 HANDLERS = {"log_dir": decode_log_dir_unit, "pack": decode_pack_unit,
-            "file": lambda unit, sink, options: decode_loose(_loose_file(unit), sink)}
+            "file": lambda unit, sink, options: decode_loose(_loose_file(unit), sink,
+                                                             locator=_file_locator(unit, options))}
 
 
 def decode_units(units: Iterable[Dict[str, Any]], options: DecodeOptions) -> Iterator[pa.RecordBatch]:

@@ -20,7 +20,8 @@ from udfs.errors import DecodeError
 from udfs.partition_metadata import read_partition_metadata
 from udfs.producer_state import decode_producer_snapshot
 
-from .metadata_rows import metadata_row, millis_to_datetime
+from . import metadata_files
+from .metadata_rows import millis_to_datetime
 from .tagged_rows import RowSink
 
 METADATA_DIR = log_dir_names.METADATA_DIR
@@ -68,6 +69,9 @@ class DecodeOptions:
     read_data_segment_headers: bool = True
     max_segment_scan_bytes: int = 64 * 1024 * 1024
     batch_rows: int = 4096
+    # metadata-log segments and snapshots: batch summaries now, records in the second pass for the copies
+    # that need them (False: records now, for every copy; for callers without the second pass)
+    defer_metadata_records: bool = True
 
 
 @dataclass
@@ -127,8 +131,10 @@ class LogDirDecoder:
 
     def __init__(self, sink: RowSink, options: DecodeOptions, log_dir: str, host: Optional[str] = None,
                  open_file: Optional[Callable[[str], Any]] = None, headless: bool = False,
-                 raw_log_dir: Optional[str] = None, kafka_log_dir: Optional[str] = None) -> None:
+                 raw_log_dir: Optional[str] = None, kafka_log_dir: Optional[str] = None,
+                 locate: Optional[Callable[[str], Dict[str, Any]]] = None) -> None:
         self.sink = sink
+        self.locate = locate  # relative path -> how the second pass reopens a metadata file
         self.raw_log_dir = raw_log_dir  # the entries' own log_dir value
         self.kafka_log_dir = kafka_log_dir or log_dir  # used inside Kafka's messages (no pack prefix)
         self.options = options
@@ -342,6 +348,8 @@ class LogDirDecoder:
     # ------------------------------------------------------------------ decoders
     def _metadata_file(self, entry: Dict[str, Any], outcome: FileOutcome, section: str, copy_id: str,
                        snapshot_end: Optional[int]) -> None:
+        """Bootstrap files: records now. Log segments and snapshots: batch summaries and a locator (records
+        only for the authoritative copy, in the second pass), or records now when the file cannot be reopened."""
         data = self._content(entry, outcome, large=True)
         if data is None:
             return
@@ -349,11 +357,16 @@ class LogDirDecoder:
                   "source_kind": {"log": "segment", "snapshot": "snapshot", "bootstrap": "bootstrap"}[section],
                   "section": section, "snapshot_end_offset": snapshot_end}
         try:
-            for record in metadata_log.iter_metadata_records(data):
-                self.sink.add("bronze_metadata_records", metadata_row(record, source))
-                outcome.rows += 1
-                if record.error is not None:
-                    outcome.fail(record.error)
+            if section == "bootstrap" or self.locate is None:
+                for row in metadata_files.record_rows(data, outcome, source):
+                    self.sink.add(metadata_files.RECORDS, row)  # decode_entries flushes between entries
+                if section == "bootstrap":
+                    return
+                if hasattr(data, "seek"):
+                    data.seek(0)
+            metadata_files.emit_batches(data, self.sink, outcome, source)
+            if self.locate is not None:
+                metadata_files.add_locator(self.sink, source, self.locate(entry["path"]), outcome)
         finally:
             if hasattr(data, "close"):
                 data.close()
@@ -452,12 +465,14 @@ class LogDirDecoder:
 
 def decode_entries(entries, sink: RowSink, options: DecodeOptions, display: Callable[[str], str],
                    host: Optional[str] = None, open_file_for: Optional[Callable[[str], Callable[[str], Any]]] = None,
-                   headless: bool = False, kafka_name: Optional[Callable[[str], str]] = None):
+                   headless: bool = False, kafka_name: Optional[Callable[[str], str]] = None,
+                   locate_for: Optional[Callable[[str], Callable[[str], Dict[str, Any]]]] = None):
     """Feed a stream of entries (one or more log dirs, each contiguous) to one decoder per log dir.
 
     Yields ready Arrow batches between entries so memory stays flat. ``display`` maps the entry's
     ``log_dir`` to the table form, ``kafka_name`` to the form used inside Kafka's messages (default: the
-    table form); ``open_file_for(log_dir)`` gives the raw-tree file opener.
+    table form); ``open_file_for(log_dir)`` gives the raw-tree file opener; ``locate_for(log_dir)`` gives
+    ``relative path -> locator`` for metadata files the second pass may reopen (None: decode them now).
     """
     decoder: Optional[LogDirDecoder] = None
     for entry in entries:
@@ -467,7 +482,8 @@ def decode_entries(entries, sink: RowSink, options: DecodeOptions, display: Call
             decoder = LogDirDecoder(sink, options, display(entry["log_dir"]), host,
                                     open_file_for(entry["log_dir"]) if open_file_for else None, headless,
                                     raw_log_dir=entry["log_dir"],
-                                    kafka_log_dir=kafka_name(entry["log_dir"]) if kafka_name else None)
+                                    kafka_log_dir=kafka_name(entry["log_dir"]) if kafka_name else None,
+                                    locate=locate_for(entry["log_dir"]) if locate_for else None)
         decoder.feed(entry)
         yield from sink.ready()
     if decoder is not None:

@@ -18,8 +18,9 @@ from typing import Any, Callable, Dict, Iterator, Optional
 from udfs import dump_log_text, log_dirs_describe, metadata_log, zookeeper
 from udfs.errors import DecodeError
 
+from . import metadata_files
 from .log_dir_rows import FILES, FileOutcome
-from .metadata_rows import metadata_row
+from .metadata_rows import batch_row, metadata_row
 from .tagged_rows import RowSink
 
 HEAD_BYTES = 64 * 1024
@@ -123,8 +124,13 @@ class LooseFile:
             return stream.read(HEAD_BYTES)
 
 
-def decode_loose(item: LooseFile, sink: RowSink, kind: Optional[str] = None) -> Iterator:
-    """Rows of one loose file plus its bronze_ingest_files row; yields ready batches as it goes."""
+def decode_loose(item: LooseFile, sink: RowSink, kind: Optional[str] = None,
+                 locator: Optional[Dict[str, Any]] = None) -> Iterator:
+    """Rows of one loose file plus its bronze_ingest_files row; yields ready batches as it goes.
+
+    :param locator: how the second pass reopens the file (metadata segments, snapshots and dump text are read
+        as batch summaries here and decoded only if they belong to the authoritative copy); None: decode now.
+    """
     outcome = FileOutcome()
     name = posixpath.basename(item.display)
     parent = posixpath.basename(posixpath.dirname(item.display))
@@ -134,9 +140,9 @@ def decode_loose(item: LooseFile, sink: RowSink, kind: Optional[str] = None) -> 
         if kind == "capture_record":
             _capture_record(item, sink, outcome)
         elif kind in ("metadata_segment", "metadata_snapshot", "bootstrap_checkpoint"):
-            yield from _metadata_file(item, sink, outcome, kind, folder, name)
+            yield from _metadata_file(item, sink, outcome, kind, folder, name, locator)
         elif kind == "dump_log_text":
-            yield from _dump_text(item, sink, outcome, folder)
+            yield from _dump_text(item, sink, outcome, folder, locator)
         elif kind == "zk_znodes":
             with item.open_text() as lines:
                 parsed = zookeeper.parse_znode_dump(lines, item.display)
@@ -194,27 +200,34 @@ def _capture_record(item: LooseFile, sink: RowSink, outcome: FileOutcome) -> Non
         outcome.note = "no capture time in the capture record"
 
 
-def _metadata_file(item: LooseFile, sink: RowSink, outcome: FileOutcome, kind: str, folder: str,
-                   name: str) -> Iterator:
+def metadata_source(item: LooseFile, kind: str, folder: str, name: str) -> Dict[str, Any]:
+    """Where a loose metadata file's rows come from (its folder is its copy, as for a broker's log dir)."""
     section = {"metadata_segment": "log", "metadata_snapshot": "snapshot", "bootstrap_checkpoint": "bootstrap"}[kind]
     snapshot = metadata_log.parse_snapshot_file_name(name) if section == "snapshot" else None
-    source = {"copy_id": folder if section != "bootstrap" else item.display, "source_file": item.display,
-              "source_kind": {"log": "segment", "snapshot": "snapshot", "bootstrap": "bootstrap"}[section],
-              "section": section, "snapshot_end_offset": snapshot[0] if snapshot else None}
+    return {"copy_id": folder if section != "bootstrap" else item.display, "source_file": item.display,
+            "source_kind": {"log": "segment", "snapshot": "snapshot", "bootstrap": "bootstrap"}[section],
+            "section": section, "snapshot_end_offset": snapshot[0] if snapshot else None}
+
+
+def readable(stream):
+    """record_batch reads bytes or a seekable file (positioned reads); a gunzipped stream is read whole."""
+    return stream if stream.seekable() and not isinstance(stream, gzip.GzipFile) else stream.read()
+
+
+def _metadata_file(item: LooseFile, sink: RowSink, outcome: FileOutcome, kind: str, folder: str,
+                   name: str, locator: Optional[Dict[str, Any]]) -> Iterator:
+    source = metadata_source(item, kind, folder, name)
     with item.open_binary() as stream:
-        # record_batch reads bytes or a seekable file (positioned reads); a gunzipped stream is read whole
-        data = stream if stream.seekable() and not isinstance(stream, gzip.GzipFile) else stream.read()
-        yield from _records(data, sink, outcome, source)
-
-
-def _records(data, sink: RowSink, outcome: FileOutcome, source: Dict[str, Any]) -> Iterator:
-    for record in metadata_log.iter_metadata_records(data):
-        sink.add("bronze_metadata_records", metadata_row(record, source))
-        outcome.rows += 1
-        if record.error is not None:
-            outcome.fail(record.error)
-        if outcome.rows % 4096 == 0:
-            yield from sink.ready()
+        data = readable(stream)
+        if source["section"] == "bootstrap" or locator is None:
+            yield from metadata_files.emit_records(data, sink, outcome, source)
+            if source["section"] == "bootstrap":
+                return
+            if hasattr(data, "seek"):
+                data.seek(0)
+        metadata_files.emit_batches(data, sink, outcome, source)
+        if locator is not None:
+            metadata_files.add_locator(sink, source, dict(locator, format="binary"), outcome)
 
 
 def _dump_events(lines):
@@ -232,12 +245,27 @@ def _is_metadata_dump(section) -> bool:
     return section.path is None or "/__cluster_metadata-" in "/" + section.path.replace("\\", "/")
 
 
-def _dump_text(item: LooseFile, sink: RowSink, outcome: FileOutcome, folder: str) -> Iterator:
-    """kafka-dump-log output: the sections that dump the metadata log become records; data-segment dumps
-    are recognised and skipped. All sections of one folder form one copy of the metadata log."""
+def _dump_batch_summary(batch: Dict[str, Any]) -> Dict[str, Any]:
+    """A dump-log batch line in the form of ``udfs.metadata_log.iter_metadata_batches`` (CRC as printed)."""
+    count = batch.get("count")
+    return {"base_offset": batch.get("base_offset"), "last_offset": batch.get("last_offset"),
+            "records": count if count is not None else None, "leader_epoch": batch.get("partition_leader_epoch"),
+            "crc": batch.get("crc"), "crc_valid": batch.get("is_valid"), "is_control": batch.get("is_control"),
+            "is_transactional": batch.get("is_transactional"), "position": batch.get("position"),
+            "size_bytes": batch.get("size"), "max_timestamp_ms": batch.get("max_timestamp"), "error": None}
+
+
+def _dump_text(item: LooseFile, sink: RowSink, outcome: FileOutcome, folder: str,
+               locator: Optional[Dict[str, Any]] = None, records_only: bool = False) -> Iterator:
+    """kafka-dump-log output: the sections that dump the metadata log become batch rows (and records: bootstrap
+    sections always, the log and snapshot sections when ``locator`` is None or ``records_only``, the second
+    pass); data-segment dumps are recognised and skipped. All sections of one folder form one copy."""
     section = None
     wanted = False
     skipped = 0
+    decode_now = locator is None or records_only
+    copy_source = {"copy_id": folder, "source_file": item.display, "source_kind": "dump_log_text", "section": "dump",
+                   "snapshot_end_offset": None}
     with item.open_text() as lines:
         for kind, value in _dump_events(lines):
             if kind == "file":
@@ -249,20 +277,30 @@ def _dump_text(item: LooseFile, sink: RowSink, outcome: FileOutcome, folder: str
                 if wanted:
                     outcome.fail(value)
                 continue
-            if kind != "record":
+            if kind not in ("record", "batch"):
                 continue
             if not wanted:
-                skipped += 1
+                skipped += kind == "record"
                 continue
             part = {"segment": "log", "snapshot": "snapshot", "bootstrap": "bootstrap"}.get(section.file_kind, "log")
             source = {"copy_id": folder if part != "bootstrap" else item.display, "source_file": item.display,
                       "source_kind": "dump_log_text", "section": part,
                       "snapshot_end_offset": section.snapshot_end_offset if part == "snapshot" else None}
-            sink.add("bronze_metadata_records", metadata_row(value, source))
-            outcome.rows += 1
+            if kind == "batch":
+                if part != "bootstrap" and not records_only:
+                    sink.add(metadata_files.BATCHES, batch_row(_dump_batch_summary(value), source))
+                    outcome.rows += 1
+                continue
+            if part == "bootstrap" and records_only:
+                continue  # the first pass decoded it
+            if part == "bootstrap" or decode_now:
+                sink.add(metadata_files.RECORDS, metadata_row(value, source))
+                outcome.rows += 1
             if value.error is not None:
                 outcome.fail(value.error)
             if outcome.rows % 4096 == 0:
                 yield from sink.ready()
     if skipped and not outcome.rows:
         outcome.note = f"dump of a non-metadata file ({skipped} records not used)"
+    elif locator is not None and not records_only and outcome.rows:
+        metadata_files.add_locator(sink, copy_source, dict(locator, format="dump_text"), outcome)

@@ -1,20 +1,22 @@
-"""One authoritative metadata sequence out of every copy of the metadata log.
+"""Which copy of the metadata log is authoritative, decided from batch summaries alone.
 
-Every KRaft broker (and every dump-log text folder) holds a copy of ``__cluster_metadata-0``. Raft's rule
-decides which entry is right where copies disagree: at each offset the entry of the highest leader epoch
-wins (a newer leader overwrote the older tail), then the one most copies hold. A copy is *consistent* when
-it has no hole in its offsets and agrees with the winner at every offset it holds; the authoritative copy
-is the consistent copy reaching furthest (ties: more records, newer snapshot, a broker's disk before dump
-text, copy id). Each copy then gets where it starts and ends, its first hole, and the first offset where it
-differs from the authoritative copy. The authoritative *sequence* is that copy's log records, plus — when
-its log does not reach back to offset 0 — the oldest snapshot that its log continues (Kafka's own
-"snapshot, then the log after it").
+Every KRaft broker (and every dump-log text folder) holds a copy of ``__cluster_metadata-0``. Raft followers
+append the leader's batches byte for byte, so a batch is identified across copies by (base offset, last
+offset, leader epoch, CRC) and copies are compared without decoding a record (100 brokers x 1M records would
+otherwise mean 100M decoded rows). Raft's rule decides which batch is right where copies disagree: at each
+base offset the batch of the highest leader epoch wins (a newer leader overwrote the older tail), then the
+one most copies hold. A copy is *consistent* when it has no hole in its offsets, no corrupt batch and agrees
+with the winner at every base offset it holds; the authoritative copy is the consistent copy reaching
+furthest (ties: more records, newer snapshot, a broker's disk before dump text, copy id). Each copy then gets
+where it starts and ends, its first hole, and the first offset where it differs from the winners. The
+authoritative *sequence* is that copy's log, plus, when its log does not reach back to offset 0, the oldest
+snapshot its log continues (Kafka's own "snapshot, then the log after it"); only those files are decoded.
 
-Record-level work stays in Spark (one job: group by offset to find each offset's winner, then by copy);
-only one summary row per copy (hundreds) comes back to the driver.
+Work stays in Spark (group by base offset, then by copy); one summary row per copy comes back to the driver.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from pyspark.sql import DataFrame, Window
@@ -24,82 +26,94 @@ SOURCE_RANK = {"segment": 0, "dump_log_text": 2}
 COPIES_DDL = ("copy_id string, source_broker_id int, snapshot_end_offset long, first_offset long, last_offset long, "
               "records long, is_authoritative boolean, diverges_at_offset long, gap_after_offset long, "
               "sequence_snapshot_end_offset long, source_kind string, log_dir string")
-
-
-def _offset_flags(batches):
-    """Per offset (all copies' entries at it): which copies hold something other than the winning entry."""
-    import pyarrow as pa
-
-    for batch in batches:
-        out_copy, out_offset, out_bad, out_kind, out_broker = [], [], [], [], []
-        for offset, entries in zip(batch.column("offset").to_pylist(), batch.column("e").to_pylist(), strict=True):
-            holders: Dict[tuple, set] = {}
-            for e in entries:
-                if e["known"]:
-                    holders.setdefault((e["leader_epoch"], e["record_hash"]), set()).add(e["copy_id"])
-            winner = max(holders, key=lambda k: (k[0] if k[0] is not None else -1, len(holders[k]),
-                                                 _invert(k[1]))) if holders else None
-            bad: Dict[str, bool] = {}
-            meta: Dict[str, tuple] = {}
-            for e in entries:
-                differs = bool(e["known"]) and (e["leader_epoch"], e["record_hash"]) != winner
-                bad[e["copy_id"]] = bad.get(e["copy_id"], False) or differs
-                meta.setdefault(e["copy_id"], (e["source_kind"], e["source_broker_id"]))
-            for copy_id, is_bad in bad.items():
-                out_copy.append(copy_id)
-                out_offset.append(offset)
-                out_bad.append(is_bad)
-                out_kind.append(meta[copy_id][0])
-                out_broker.append(meta[copy_id][1])
-        yield pa.RecordBatch.from_pydict({
-            "copy_id": pa.array(out_copy, pa.string()), "offset": pa.array(out_offset, pa.int64()),
-            "bad": pa.array(out_bad, pa.bool_()), "snapshot_end_offset": pa.nulls(len(out_copy), pa.int64()),
-            "source_kind": pa.array(out_kind, pa.string()), "source_broker_id": pa.array(out_broker, pa.int32())})
-
-
-def _invert(text: Optional[str]) -> tuple:
-    """Sort key that puts the smaller hash first under ``max`` (deterministic ties)."""
-    return tuple(-ord(c) for c in (text or ""))
-
-
-FLAGS_DDL = "copy_id string, offset long, bad boolean, snapshot_end_offset long, source_kind string, source_broker_id int"
+FLAGS_DDL = ("copy_id string, base_offset long, last_offset long, bad boolean, snapshot_end_offset long, "
+             "source_kind string, source_broker_id int")
 SUMMARY_DDL = ("copy_id string, first_offset long, last_offset long, records long, mismatch_at long, "
                "gap_after_offset long, snapshot_end_offset long, snapshot_ends array<long>, record_source_kind string, "
                "record_broker_id int")
 
 
+@dataclass(frozen=True)
+class Authoritative:
+    """The copy whose files the second pass decodes, and the snapshot its sequence starts from (None: log from 0)."""
+
+    copy_id: str
+    sequence_snapshot: Optional[int]
+
+
+def _batch_flags(batches):
+    """Per base offset (all copies' batches starting there): which copies hold something other than the winner."""
+    import pyarrow as pa
+
+    for batch in batches:
+        out: Dict[str, list] = {k: [] for k in ("copy_id", "base_offset", "last_offset", "bad", "source_kind",
+                                                 "source_broker_id")}
+        for base, entries in zip(batch.column("base_offset").to_pylist(), batch.column("e").to_pylist(), strict=True):
+            holders: Dict[tuple, set] = {}
+            for e in entries:
+                if e["crc"] is not None and e["crc_valid"] is not False:
+                    holders.setdefault((e["leader_epoch"], e["last_offset"], e["crc"]), set()).add(e["copy_id"])
+            winner = max(holders, key=lambda k: (k[0] if k[0] is not None else -1, len(holders[k]),
+                                                 -(k[1] or 0), -k[2])) if holders else None
+            seen: Dict[str, int] = {}
+            for e in entries:
+                known = e["crc"] is not None
+                differs = e["crc_valid"] is False or (known and (e["leader_epoch"], e["last_offset"], e["crc"]) != winner)
+                if e["copy_id"] in seen:  # the same batch in two files of one copy: flag the offset once
+                    i = seen[e["copy_id"]]
+                    out["bad"][i] = out["bad"][i] or differs
+                    continue
+                seen[e["copy_id"]] = len(out["copy_id"])
+                for key, value in (("copy_id", e["copy_id"]), ("base_offset", base), ("last_offset", e["last_offset"]),
+                                   ("bad", differs), ("source_kind", e["source_kind"]),
+                                   ("source_broker_id", e["source_broker_id"])):
+                    out[key].append(value)
+        n = len(out["copy_id"])
+        yield pa.RecordBatch.from_pydict({
+            "copy_id": pa.array(out["copy_id"], pa.string()), "base_offset": pa.array(out["base_offset"], pa.int64()),
+            "last_offset": pa.array(out["last_offset"], pa.int64()), "bad": pa.array(out["bad"], pa.bool_()),
+            "snapshot_end_offset": pa.nulls(n, pa.int64()), "source_kind": pa.array(out["source_kind"], pa.string()),
+            "source_broker_id": pa.array(out["source_broker_id"], pa.int32())})
+
+
 def _copy_summary(pdf):
-    """One copy's rows (log offsets with their flag, plus snapshot rows) -> its summary row."""
+    """One copy's rows (its log batches with their flag, plus snapshot rows) -> its summary row."""
     import pandas as pd
 
-    log = pdf[pdf["offset"].notna()]
-    offsets = sorted(set(int(o) for o in log["offset"]))
-    gap = next((a for a, b in zip(offsets, offsets[1:], strict=False) if b > a + 1), None)
+    log = pdf[pdf["base_offset"].notna()].sort_values("base_offset")
+    spans = [(int(b), int(e) if pd.notna(e) else int(b)) for b, e in zip(log["base_offset"], log["last_offset"],
+                                                                          strict=True)]
+    gap, reach, records = None, None, 0
+    for base, last in spans:
+        if reach is not None and base > reach + 1 and gap is None:
+            gap = reach
+        records += max(0, last - max(base, (reach + 1) if reach is not None else base) + 1)
+        reach = last if reach is None else max(reach, last)
     bad = log[log["bad"].astype("boolean").fillna(False).astype(bool)]
     ends = sorted(set(int(v) for v in pdf["snapshot_end_offset"].dropna()))
     kinds = sorted(k for k in pdf["source_kind"].dropna().unique())
     brokers = [int(b) for b in pdf["source_broker_id"].dropna()]
     return pd.DataFrame([{
-        "copy_id": pdf["copy_id"].iloc[0], "first_offset": offsets[0] if offsets else None,
-        "last_offset": offsets[-1] if offsets else None, "records": len(offsets),
-        "mismatch_at": int(bad["offset"].min()) if len(bad) else None, "gap_after_offset": gap,
+        "copy_id": pdf["copy_id"].iloc[0], "first_offset": spans[0][0] if spans else None,
+        "last_offset": reach, "records": records,
+        "mismatch_at": int(bad["base_offset"].min()) if len(bad) else None, "gap_after_offset": gap,
         "snapshot_end_offset": ends[-1] if ends else None, "snapshot_ends": ends,
         "record_source_kind": kinds[0] if kinds else None, "record_broker_id": brokers[0] if brokers else None,
     }]).astype({"first_offset": "Int64", "last_offset": "Int64", "mismatch_at": "Int64", "gap_after_offset": "Int64",
                 "snapshot_end_offset": "Int64", "record_broker_id": "Int32"})
 
 
-def _summaries(records: DataFrame, copy_facts: Sequence[tuple], has_records: bool = True) -> List[dict]:
-    """One Spark job: group by offset to find each offset's winner, then by copy to summarise each copy."""
+def _summaries(batches: DataFrame, copy_facts: Sequence[tuple], has_batches: bool = True) -> List[dict]:
+    """One Spark job: group log batches by base offset to find each winner, then by copy to summarise it."""
     by_id: Dict[str, dict] = {}
-    if has_records:
-        log = records.where(F.col("section") == "log")
-        entry = F.struct("copy_id", "leader_epoch", "record_hash", "source_kind", "source_broker_id",
-                         (~(F.col("is_control") & F.col("record_type").isNull())).alias("known"))
-        flags = log.groupBy("offset").agg(F.collect_list(entry).alias("e")).mapInArrow(_offset_flags, FLAGS_DDL)
-        snapshots = records.where(F.col("section") == "snapshot").select(
-            "copy_id", F.lit(None).cast("long").alias("offset"), F.lit(None).cast("boolean").alias("bad"),
-            "snapshot_end_offset", "source_kind", "source_broker_id")
+    if has_batches:
+        log = batches.where((F.col("section") == "log") & F.col("base_offset").isNotNull())
+        entry = F.struct("copy_id", "last_offset", "leader_epoch", "crc", "crc_valid", "source_kind",
+                         "source_broker_id")
+        flags = log.groupBy("base_offset").agg(F.collect_list(entry).alias("e")).mapInArrow(_batch_flags, FLAGS_DDL)
+        snapshots = batches.where(F.col("section") == "snapshot").select(
+            "copy_id", F.lit(None).cast("long").alias("base_offset"), F.lit(None).cast("long").alias("last_offset"),
+            F.lit(None).cast("boolean").alias("bad"), "snapshot_end_offset", "source_kind", "source_broker_id")
         summary = flags.unionByName(snapshots).groupBy("copy_id").applyInPandas(_copy_summary, SUMMARY_DDL)
         by_id = {r["copy_id"]: r.asDict() for r in summary.collect()}
     for copy_id, broker_id, log_dir in copy_facts:
@@ -125,7 +139,8 @@ def _pick_authoritative(copies: List[dict]) -> Optional[dict]:
         return (not consistent, -(c["last_offset"] if c["last_offset"] is not None else -1), -c["records"],
                 -(c["snapshot_end_offset"] if c["snapshot_end_offset"] is not None else -1),
                 SOURCE_RANK.get(c["source_kind"], 9), c["copy_id"])
-    return min(copies, key=key) if copies else None
+    candidates = [c for c in copies if c["last_offset"] is not None or c["snapshot_ends"]]
+    return min(candidates, key=key) if candidates else None
 
 
 def _sequence_snapshot(auth: dict, snapshot_ends: List[int]) -> Optional[int]:
@@ -139,21 +154,21 @@ def _sequence_snapshot(auth: dict, snapshot_ends: List[int]) -> Optional[int]:
     return min(continued) if continued else max(snapshot_ends)
 
 
-def compute_copies(records: DataFrame, copy_facts: Iterable[tuple], has_records: bool = True
-                   ) -> Tuple[DataFrame, DataFrame]:
-    """(copies rows of bronze_metadata_copies without run columns, records with ``in_authoritative_sequence``).
+def compute_copies(batches: DataFrame, copy_facts: Iterable[tuple], has_batches: bool = True
+                   ) -> Tuple[DataFrame, Optional[Authoritative]]:
+    """(rows of bronze_metadata_copies without run columns, the authoritative copy or None).
 
-    ``diverges_at_offset`` is the first offset where a copy holds something other than the authoritative
-    entry at that offset (highest epoch, then most copies): exactly where it differs from the authoritative
-    copy whenever that copy is consistent, which is the normal case.
+    ``diverges_at_offset`` is the base offset of the first batch where a copy holds something other than the
+    winning batch (highest epoch, then most copies): exactly where it differs from the authoritative copy
+    whenever that copy is consistent, which is the normal case.
 
-    :param records: bronze_metadata_records payload rows (persisted by the caller: it is scanned twice).
-    :param copy_facts: ``(copy_id, source_broker_id, log_dir)`` per copy known to exist even without records
+    :param batches: bronze_metadata_batches payload rows (the caller persists them: they are scanned twice).
+    :param copy_facts: ``(copy_id, source_broker_id, log_dir)`` per copy known to exist even without batches
         (a broker's ``__cluster_metadata-0``); a small driver-side list.
-    :param has_records: False when the caller knows there are no records: no Spark job is run.
+    :param has_batches: False when the caller knows there are none: no Spark job is run.
     """
-    spark = records.sparkSession
-    copies = _summaries(records, [tuple(f) for f in copy_facts], has_records)
+    spark = batches.sparkSession
+    copies = _summaries(batches, [tuple(f) for f in copy_facts], has_batches)
     auth = _pick_authoritative(copies)
     sequence_snapshot = _sequence_snapshot(auth, auth["snapshot_ends"]) if auth is not None else None
     rows = []
@@ -163,18 +178,37 @@ def compute_copies(records: DataFrame, copy_facts: Iterable[tuple], has_records:
                      c["records"], is_auth, c["mismatch_at"], c["gap_after_offset"],
                      sequence_snapshot if is_auth else None, c["source_kind"], c["log_dir"]))
     copies_df = spark.createDataFrame(rows, COPIES_DDL)
-    return copies_df, _flag_sequence(records, auth["copy_id"] if auth else None, sequence_snapshot)
+    return copies_df, (Authoritative(auth["copy_id"], sequence_snapshot) if auth is not None else None)
 
 
-def _flag_sequence(records: DataFrame, auth_id: Optional[str], sequence_snapshot: Optional[int]) -> DataFrame:
-    columns = records.columns
-    if auth_id is None:
+def flag_sequence(records: DataFrame, auth: Optional[Authoritative]) -> DataFrame:
+    """``in_authoritative_sequence`` on decoded records: the authoritative copy's log from the sequence snapshot
+    on, plus that snapshot; each offset once when a copy holds the same batch in two files."""
+    records = records.drop("in_authoritative_sequence")
+    columns = records.columns + ["in_authoritative_sequence"]
+    if auth is None:
         return records.withColumn("in_authoritative_sequence", F.lit(False)).select(columns)
-    others = records.where(F.col("copy_id") != auth_id).withColumn("in_authoritative_sequence", F.lit(False))
-    in_log = (F.col("section") == "log") & ((F.lit(sequence_snapshot).isNull()) | (F.col("offset") >= F.lit(sequence_snapshot)))
-    in_snap = (F.col("section") == "snapshot") & (F.col("snapshot_end_offset") == F.lit(sequence_snapshot))
+    snap = auth.sequence_snapshot
+    others = records.where(~F.col("copy_id").eqNullSafe(auth.copy_id)).withColumn("in_authoritative_sequence", F.lit(False))
+    in_log = (F.col("section") == "log") & (F.lit(snap).isNull() | (F.col("offset") >= F.lit(snap)))
+    in_snap = (F.col("section") == "snapshot") & (F.col("snapshot_end_offset") == F.lit(snap))
     once = Window.partitionBy("section", "snapshot_end_offset", "offset").orderBy("source_file")
-    auth = (records.where(F.col("copy_id") == auth_id)
+    ours = (records.where(F.col("copy_id") == auth.copy_id)
             .withColumn("in_authoritative_sequence",
                         F.coalesce((in_log | in_snap) & (F.row_number().over(once) == 1), F.lit(False))))
-    return others.select(columns).unionByName(auth.select(columns))
+    return others.select(columns).unionByName(ours.select(columns))
+
+
+def files_with_unmatched_batches(batches: DataFrame, auth: Optional[Authoritative]) -> List[str]:
+    """Log files of the other copies that hold a sound batch the authoritative copy does not hold (a diverged
+    tail, a copy from elsewhere). They are decoded too: what they say is evidence, and a malformed record in
+    them must be reported. A batch the authoritative copy holds is the same bytes (same offsets, epoch and
+    CRC-32C) and is decoded once. In a healthy fleet the list is empty; it is at most the file count."""
+    if auth is None:
+        return []
+    key = ["base_offset", "last_offset", "leader_epoch", "crc"]
+    sound = batches.where((F.col("section") == "log") & F.col("base_offset").isNotNull() & F.col("crc").isNotNull()
+                          & F.coalesce(F.col("crc_valid"), F.lit(True)))
+    ours = sound.where(F.col("copy_id") == auth.copy_id).select(*key).distinct()
+    theirs = sound.where(~F.col("copy_id").eqNullSafe(auth.copy_id))
+    return sorted(r[0] for r in theirs.join(ours, key, "left_anti").select("source_file").distinct().collect())

@@ -138,3 +138,21 @@ def metadata_row(record: MetadataRecord, source: Mapping[str, Any]) -> Dict[str,
     row.update(typed_columns(record.type, record.data))
     return row
 
+
+
+def batch_row(summary: Mapping[str, Any], source: Mapping[str, Any]) -> Dict[str, Any]:
+    """One bronze_metadata_batches row (without capture_id/run_id) from a batch summary
+    (``udfs.metadata_log.iter_metadata_batches`` or a dump-log batch line) and its ``source``."""
+    error = summary.get("error")
+    return {
+        "copy_id": source.get("copy_id"), "source_broker_id": source.get("source_broker_id"),
+        "source_file": source.get("source_file"), "source_kind": source.get("source_kind"),
+        "section": source.get("section"), "snapshot_end_offset": source.get("snapshot_end_offset"),
+        "base_offset": summary.get("base_offset"), "last_offset": summary.get("last_offset"),
+        "records": summary.get("records"), "leader_epoch": summary.get("leader_epoch"), "crc": summary.get("crc"),
+        "crc_valid": summary.get("crc_valid"), "is_control": summary.get("is_control"),
+        "is_transactional": summary.get("is_transactional"), "position": summary.get("position"),
+        "size_bytes": summary.get("size_bytes"), "max_timestamp": millis_to_datetime(summary.get("max_timestamp_ms")),
+        "error_kind": error.kind if error is not None else None,
+        "error_message": error.message if error is not None else None,
+    }

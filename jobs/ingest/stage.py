@@ -10,11 +10,13 @@ How the work is spread:
 3. The tagged rows are persisted once and split per table. Small facts (capture time candidates, which
    folder holds which metadata copy, the broker of each log dir: one row per log dir) are the only things
    collected to the driver. The broker of every row is joined in from its log dir's meta.properties.
-4. :mod:`jobs.ingest.metadata_copies` compares the copies of the metadata log and flags the authoritative
-   sequence. :func:`write_ingest` replaces the capture's slice of every table (idempotent re-runs).
+4. :mod:`jobs.ingest.metadata_copies` compares the copies of the metadata log batch by batch and picks the
+   authoritative one; :mod:`jobs.ingest.metadata_sequence` decodes only that copy's records (a second,
+   small pass). :func:`write_ingest` replaces the capture's slice of every table (idempotent re-runs).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Dict, List, Optional, Sequence, Union
@@ -26,11 +28,12 @@ from pyspark.sql import functions as F
 from jobs.tables import bronze
 from jobs.tables.spec import TableSpec
 
-from . import tagged_rows
+from . import metadata_files, tagged_rows
 from .decode_tasks import UNIT_DDL, map_partition
 from .discover import WorkUnit, discover, plan_tasks
 from .log_dir_rows import DecodeOptions
-from .metadata_copies import compute_copies
+from .metadata_copies import compute_copies, files_with_unmatched_batches, flag_sequence
+from .metadata_sequence import decode_sequence, fold_decoded_outcomes
 
 TABLE_SPECS: Dict[str, TableSpec] = {t.name: t for t in bronze.TABLES}
 
@@ -76,6 +79,8 @@ def decode_options(cfg) -> DecodeOptions:
 
 def _unit_rows(tasks: List[List[WorkUnit]], multi_root: bool) -> List[List[tuple]]:
     def display(u: WorkUnit) -> str:
+        if u.kind != "log_dir" and u.path.rstrip("/") == u.root.rstrip("/"):
+            return u.root  # a file given as a root: its full path (its folder tells a metadata segment apart)
         rel = u.rel_path or u.path.rstrip("/").rsplit("/", 1)[-1]
         return f"{u.root.rstrip('/')}/{u.rel_path}" if multi_root and u.rel_path else rel
     return [[(u.kind, u.root, u.path, display(u), int(u.size), bool(u.headless)) for u in task] for task in tasks]
@@ -185,24 +190,35 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
         slim = identity.select("log_dir", *columns)
         return df.drop(*columns).join(F.broadcast(slim), "log_dir", "left")
 
-    records = (part(bronze.METADATA_RECORDS.name).drop("source_broker_id")
-               .join(F.broadcast(copy_df.select("copy_id", "source_broker_id")), "copy_id", "left"))
-    record_count = rows_emitted.get(bronze.METADATA_RECORDS.name, 0)
-    if record_count:
-        records = records.persist(StorageLevel.MEMORY_AND_DISK)
-        persisted.append(records)
-    copies, flagged = compute_copies(records, [c[:3] for c in copy_sources if c[3] == "metadata_copy"],
-                                     has_records=record_count > 0)
+    broker_of_copy = F.broadcast(copy_df.select("copy_id", "source_broker_id"))
+    batches = part(bronze.METADATA_BATCHES.name).drop("source_broker_id").join(broker_of_copy, "copy_id", "left")
+    batch_count = rows_emitted.get(bronze.METADATA_BATCHES.name, 0)
+    if batch_count:
+        batches = batches.persist(StorageLevel.MEMORY_AND_DISK)
+        persisted.append(batches)
+    copies, auth = compute_copies(batches, [c[:3] for c in copy_sources if c[3] == "metadata_copy"],
+                                  has_batches=batch_count > 0)
+    locators = [json.loads(f["detail"]) for f in facts if f["fact"] == metadata_files.FACT and f["detail"]]
+    unmatched = files_with_unmatched_batches(batches, auth) if batch_count else []
+    sequence = decode_sequence(spark, locators, auth, options, persisted, unmatched)
+    for table, count in sequence.rows_emitted.items():
+        rows_emitted[table] = rows_emitted.get(table, 0) + count
+    records = part(bronze.METADATA_RECORDS.name)
+    if sequence.records is not None:
+        records = records.unionByName(sequence.records)
+    records = records.drop("source_broker_id").join(broker_of_copy, "copy_id", "left")
+    flagged = flag_sequence(records, auth)
+    files = fold_decoded_outcomes(part(bronze.INGEST_FILES.name), locators, sequence.outcomes, file_status)
 
     c, r = capture_id, run_id
     tables = {
-        bronze.INGEST_FILES.name: _conform(with_identity(part(bronze.INGEST_FILES.name), ["broker_id"]),
-                                           bronze.INGEST_FILES, c, r),
+        bronze.INGEST_FILES.name: _conform(with_identity(files, ["broker_id"]), bronze.INGEST_FILES, c, r),
         bronze.LOG_DIRS.name: _conform(log_dirs, bronze.LOG_DIRS, c, r, {"capture_time": resolved_time}),
         bronze.DIR_ENTRIES.name: _conform(
             with_identity(part(bronze.DIR_ENTRIES.name), ["broker_id", "cluster_id", "directory_id"]),
             bronze.DIR_ENTRIES, c, r),
         bronze.METADATA_RECORDS.name: _conform(flagged, bronze.METADATA_RECORDS, c, r),
+        bronze.METADATA_BATCHES.name: _conform(batches, bronze.METADATA_BATCHES, c, r),
         bronze.METADATA_COPIES.name: _conform(copies, bronze.METADATA_COPIES, c, r),
         bronze.PRODUCER_STATES.name: _conform(with_identity(part(bronze.PRODUCER_STATES.name), ["broker_id"]),
                                               bronze.PRODUCER_STATES, c, r),

@@ -22,17 +22,20 @@ FACTS = TableSpec(
     layer="bronze",
     keys=("fact",),
     columns=cols(
-        ("fact", "string", "newest_mtime | recorded_capture_time | metadata_copy | bootstrap_source | rows | files"),
+        ("fact", "string", "newest_mtime | recorded_capture_time | metadata_copy | metadata_file | bootstrap_source "
+         "| rows | files"),
         ("source", "string", "file or copy id the fact is about; the table (rows) or status (files) counted"),
         ("broker_id", "int", ""),
         ("time_value", "timestamp", ""),
         ("text_value", "string", ""),
         ("long_value", "long", "a count"),
+        ("detail", "string", "metadata_file: JSON locator the second pass reopens the file with"),
     ),
 )
 
 EMITTED: Tuple[TableSpec, ...] = (
-    bronze.INGEST_FILES, bronze.LOG_DIRS, bronze.DIR_ENTRIES, bronze.METADATA_RECORDS, bronze.PRODUCER_STATES,
+    bronze.INGEST_FILES, bronze.LOG_DIRS, bronze.DIR_ENTRIES, bronze.METADATA_RECORDS, bronze.METADATA_BATCHES,
+    bronze.PRODUCER_STATES,
     bronze.ZK_EVENTS, bronze.REPORTED_REPLICAS, FACTS,
 )
 BY_NAME: Dict[str, TableSpec] = {t.name: t for t in EMITTED}

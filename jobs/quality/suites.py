@@ -201,6 +201,12 @@ def _bronze_and_silver_rules() -> Dict[str, List[Rule]]:
             _unique(("capture_id", "copy_id", "source_file", "offset"), "offsets are unique per source"),
             _at_least("offset", 0, "offsets are >= 0"),
         ],
+        "bronze_metadata_batches": [
+            _unique(("capture_id", "copy_id", "source_file", "position"), "one row per batch position in a file"),
+            _ordered("base_offset", "last_offset", "a batch's base offset is at or before its last"),
+            _no_rows("crc_valid = false AND error_kind IS NULL", ("crc_valid", "error_kind"), "crc_valid:explained",
+                     "a batch whose CRC does not verify carries its error"),
+        ],
         "bronze_metadata_copies": [
             _unique(("capture_id", "copy_id"), "one row per copy of the metadata log"),
             _ordered("first_offset", "last_offset", "a copy's first offset is at or before its last"),

@@ -44,31 +44,57 @@ def _on_broker(df: DataFrame, ctx: CheckContext) -> DataFrame:
     return df.filter(F.coalesce(F.col("_copy_kind"), F.lit("segment")) == "segment")
 
 
+def _their_and_our_entries(ctx: CheckContext) -> tuple:
+    """What a diverging copy holds at its divergence offset and what the authoritative copy holds there.
+
+    From bronze_metadata_batches (every copy, batch by batch) when ingest wrote it; otherwise from the
+    decoded records, which then hold every copy."""
+    ml = ctx.view.ml
+    batches = ctx.bronze["bronze_metadata_batches"].where(F.col("section") == "log")
+    auth_types = (ml.log_records.filter(F.col("copy_id") == F.lit(ml.authoritative_copy))
+                  .select(F.col("offset").alias("_oo"), F.col("record_type").alias("_ours_type")).dropDuplicates(["_oo"]))
+    if batches.limit(1).count() > 0:
+        theirs = batches.select(F.col("copy_id").alias("_tc"), F.col("base_offset").alias("_to"),
+                                F.format_string("batch %d..%d", "base_offset", "last_offset").alias("_theirs_type"),
+                                F.col("leader_epoch").alias("_theirs_epoch"), F.col("crc").alias("_theirs_crc")
+                                ).dropDuplicates(["_tc", "_to"])
+        ours = (batches.filter(F.col("copy_id") == F.lit(ml.authoritative_copy))
+                .select(F.col("base_offset").alias("_ob"), F.col("last_offset").alias("_ol"),
+                        F.col("leader_epoch").alias("_ours_epoch"), F.col("crc").alias("_ours_crc"))
+                .dropDuplicates(["_ob"]))
+        return theirs, ours, auth_types
+    recs = ml.log_records.select("copy_id", "offset", "record_type", "leader_epoch")
+    theirs = (recs.select(F.col("copy_id").alias("_tc"), F.col("offset").alias("_to"),
+                          F.col("record_type").alias("_theirs_type"), F.col("leader_epoch").alias("_theirs_epoch"),
+                          F.lit(None).cast("long").alias("_theirs_crc")).dropDuplicates(["_tc", "_to"]))
+    ours = (recs.filter(F.col("copy_id") == F.lit(ml.authoritative_copy))
+            .select(F.col("offset").alias("_ob"), F.col("offset").alias("_ol"),
+                    F.col("leader_epoch").alias("_ours_epoch"), F.lit(None).cast("long").alias("_ours_crc"))
+            .dropDuplicates(["_ob"]))
+    return theirs, ours, auth_types
+
+
 def divergence(ctx: CheckContext) -> DataFrame:
     ml = ctx.view.ml
-    recs = ml.log_records.select("copy_id", "offset", "record_type", "record_hash", "leader_epoch")
-    ours = (recs.filter(F.col("copy_id") == F.lit(ml.authoritative_copy))
-            .select(F.col("offset").alias("_oo"), F.col("record_type").alias("_ours_type"),
-                    F.col("leader_epoch").alias("_ours_epoch"))
-            .dropDuplicates(["_oo"]))
-    theirs = (recs.select(F.col("copy_id").alias("_tc"), F.col("offset").alias("_to"),
-                          F.col("record_type").alias("_theirs_type"), F.col("leader_epoch").alias("_theirs_epoch"))
-              .dropDuplicates(["_tc", "_to"]))
+    theirs, ours, auth_types = _their_and_our_entries(ctx)
+    off = F.col("diverges_at_offset")
     d = (_on_broker(ml.divergence.join(_copies(ctx), "copy_id", "left"), ctx)
-         .join(theirs, (F.col("copy_id") == F.col("_tc")) & (F.col("diverges_at_offset") == F.col("_to")), "left")
-         .join(ours, F.col("diverges_at_offset") == F.col("_oo"), "left"))
+         .join(theirs, (F.col("copy_id") == F.col("_tc")) & (off == F.col("_to")), "left")
+         .join(ours, (off >= F.col("_ob")) & (off <= F.col("_ol")), "left")
+         .join(auth_types, off == F.col("_oo"), "left"))
     fmt = lambda t, e: F.concat(F.coalesce(t, F.lit("nothing")), F.lit(" epoch "), F.coalesce(e.cast("string"), F.lit("?")))  # noqa: E731
     return rows(d, "METADATA_LOG_DIVERGENCE", {
         "broker_id": F.coalesce("source_broker_id", "_cb"), "log_dir": basename(F.col("_copy_log_dir")),
         "log_dir_path": F.col("_copy_log_dir"), "dir_name": F.when(F.col("_copy_log_dir").isNotNull(), F.lit("__cluster_metadata-0")),
         "key_extra": F.col("copy_id"),
-        "details": details(copy_id=F.col("copy_id"), offset=F.col("diverges_at_offset"),
+        "details": details(copy_id=F.col("copy_id"), offset=off,
                            theirs=fmt(F.col("_theirs_type"), F.col("_theirs_epoch")),
                            ours=fmt(F.col("_ours_type"), F.col("_ours_epoch"))),
         "evidence": evidence(copy_id=F.col("copy_id"), authoritative_copy=F.lit(ml.authoritative_copy),
-                             diverges_at_offset=F.col("diverges_at_offset"), their_record_type=F.col("_theirs_type"),
-                             their_leader_epoch=F.col("_theirs_epoch"), our_record_type=F.col("_ours_type"),
-                             our_leader_epoch=F.col("_ours_epoch")),
+                             diverges_at_offset=off, their_entry=F.col("_theirs_type"),
+                             their_leader_epoch=F.col("_theirs_epoch"), their_batch_crc=F.col("_theirs_crc"),
+                             our_record_type=F.col("_ours_type"), our_leader_epoch=F.col("_ours_epoch"),
+                             our_batch_crc=F.col("_ours_crc")),
     })
 
 

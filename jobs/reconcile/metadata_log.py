@@ -145,23 +145,32 @@ def _divergence(log_records: DataFrame, auth_copy: str) -> DataFrame:
                                      F.min("offset").alias("diverges_at_offset")))
 
 
+TXN_BUCKET = 1 << 14  # offsets per join bucket when matching records to transaction ranges
+
+
 def _drop_uncommitted(history: DataFrame) -> DataFrame:
     """Drop records between BeginTransaction and AbortTransaction (or a Begin never ended); tag each record
-    with ``group_key`` = its transaction's Begin offset, else its batch base offset (one atomic change)."""
-    marker = F.when(F.col("record_type").isin(*TXN_MARKERS), F.col("record_type"))
-    before = Window.orderBy("offset").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    # "first at or after this offset" as a running frame in descending order: Spark recomputes a
-    # currentRow..unboundedFollowing frame for every row (quadratic); a running frame is linear
-    after = Window.orderBy(F.col("offset").desc()).rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    end_marker = F.when(F.col("record_type").isin("END_TRANSACTION_RECORD", "ABORT_TRANSACTION_RECORD"),
-                        F.col("record_type"))
-    tagged = (history
-              .withColumn("_last_marker", F.last(marker, ignorenulls=True).over(before))
-              .withColumn("_last_begin", F.last(F.when(F.col("record_type") == "BEGIN_TRANSACTION_RECORD",
-                                                       F.col("offset")), ignorenulls=True).over(before))
-              .withColumn("_next_end", F.last(end_marker, ignorenulls=True).over(after)))
-    in_txn = F.coalesce(F.col("_last_marker") == "BEGIN_TRANSACTION_RECORD", F.lit(False))
-    keep = ~in_txn | F.coalesce(F.col("_next_end") == "END_TRANSACTION_RECORD", F.lit(False))
-    return (tagged.filter(keep)
-            .withColumn("group_key", F.when(in_txn, F.col("_last_begin")).otherwise(F.col("batch_base_offset")))
-            .drop("_last_marker", "_last_begin", "_next_end"))
+    with ``group_key`` = its transaction's Begin offset, else its batch base offset (one atomic change).
+
+    Only the markers (a handful of rows) are ordered globally; records find their transaction through an
+    equi-join on offset buckets, so the work stays partitioned however long the history is."""
+    markers = history.filter(F.col("record_type").isin(*TXN_MARKERS)).select("offset", "record_type")
+    by_offset = Window.partitionBy(F.lit(0)).orderBy("offset")  # markers only: small by construction
+    ranges = (markers.withColumn("_end", F.lead("offset").over(by_offset))
+              .withColumn("_end_type", F.lead("record_type").over(by_offset))
+              .filter(F.col("record_type") == "BEGIN_TRANSACTION_RECORD")
+              .select(F.col("offset").alias("_begin"), "_end",
+                      F.coalesce(F.col("_end_type") == "END_TRANSACTION_RECORD", F.lit(False)).alias("_committed")))
+    top = history.agg(F.max("offset").alias("_top"))  # where a never-ended transaction stops: one row
+    bucketed = (ranges.crossJoin(F.broadcast(top))
+                .withColumn("_bucket", F.explode(F.sequence(
+                    F.floor(F.col("_begin") / TXN_BUCKET), F.floor(F.coalesce(F.col("_end") - 1, F.col("_top")) / TXN_BUCKET))))
+                .drop("_top"))
+    rows = history.withColumn("_bucket", F.floor(F.col("offset") / TXN_BUCKET))
+    inside = (rows["offset"] >= bucketed["_begin"]) & (rows["offset"] <= F.coalesce(bucketed["_end"] - 1, F.lit(1 << 62)))
+    tagged = rows.join(F.broadcast(bucketed), (rows["_bucket"] == bucketed["_bucket"]) & inside, "left")
+    in_txn = F.col("_begin").isNotNull()
+    return (tagged.filter(~in_txn | F.col("_committed"))
+            .withColumn("group_key", F.when(in_txn, F.col("_begin")).otherwise(F.col("batch_base_offset")))
+            .drop("_bucket", "_begin", "_end", "_committed"))
+

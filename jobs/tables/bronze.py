@@ -88,7 +88,9 @@ DIR_ENTRIES = TableSpec(
 METADATA_RECORDS = TableSpec(
     name="bronze_metadata_records",
     layer="bronze",
-    description="One row per KRaft metadata or control record, from every copy (segment, snapshot, dump text).",
+    description="One row per KRaft metadata or control record of the authoritative copy of the metadata log "
+    "(its log segments and the snapshot its sequence starts from; segment or dump text) and of bootstrap files. "
+    "The other copies are compared batch by batch (bronze_metadata_batches), not decoded.",
     keys=("capture_id", "copy_id", "source_file", "offset"),
     partition_by=("capture_id",),
     columns=cols(
@@ -133,6 +135,37 @@ METADATA_RECORDS = TableSpec(
         ("error_message", "string", ""),
         ("in_authoritative_sequence", "boolean", "part of the one authoritative sequence: the authoritative "
          "copy's log records, plus the snapshot its log starts from when the log does not reach offset 0"),
+    ),
+)
+
+METADATA_BATCHES = TableSpec(
+    name="bronze_metadata_batches",
+    layer="bronze",
+    description="One row per record batch of every copy of the metadata log (segments and snapshots, on every "
+    "broker, and dump-log text): offsets, leader epoch and CRC, enough to compare copies without decoding them.",
+    keys=("capture_id", "copy_id", "source_file", "position"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("copy_id", "string", "which copy of the metadata log: the __cluster_metadata-0 folder or dump-text folder"),
+        ("source_broker_id", "int", "broker whose disk held the copy, when known"),
+        ("source_file", "string", ""),
+        ("source_kind", "string", "segment, snapshot, dump_log_text"),
+        ("section", "string", "log or snapshot"),
+        ("snapshot_end_offset", "long", "for snapshots: the snapshot id's end offset (exclusive)"),
+        ("base_offset", "long", "null when the file could not be framed at this position"),
+        ("last_offset", "long", ""),
+        ("records", "int", "records count of the batch"),
+        ("leader_epoch", "int", "partitionLeaderEpoch"),
+        ("crc", "long", "stored CRC-32C (unsigned), as kafka-dump-log prints it"),
+        ("crc_valid", "boolean", "CRC recomputed over the batch bytes matches (null for dump text: as printed)"),
+        ("is_control", "boolean", ""),
+        ("is_transactional", "boolean", ""),
+        ("position", "long", "byte position of the batch in its file (dump text: as printed)"),
+        ("size_bytes", "int", ""),
+        ("max_timestamp", "timestamp", "batch maxTimestamp"),
+        ("error_kind", "string", "set when the batch is corrupt or the file ends in a framing error"),
+        ("error_message", "string", ""),
     ),
 )
 
@@ -237,5 +270,5 @@ REPORTED_REPLICAS = TableSpec(
     ),
 )
 
-TABLES = (INGEST_FILES, LOG_DIRS, DIR_ENTRIES, METADATA_RECORDS, METADATA_COPIES, PRODUCER_STATES, ZK_EVENTS,
+TABLES = (INGEST_FILES, LOG_DIRS, DIR_ENTRIES, METADATA_RECORDS, METADATA_BATCHES, METADATA_COPIES, PRODUCER_STATES, ZK_EVENTS,
           REPORTED_REPLICAS)

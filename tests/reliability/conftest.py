@@ -18,11 +18,14 @@ from .corpus_capture import copy_devsample, place_corpus
 
 
 def ingest_rows(capture: Path, options: DecodeOptions = None) -> Dict[str, List[dict]]:
-    """Every bronze row the ingest executors emit for ``capture``, per table (no Spark, no driver joins)."""
+    """Every bronze row the ingest executors emit for ``capture``, per table (no Spark, no driver joins).
+
+    Metadata records are decoded at once for every copy (``defer_metadata_records=False``): the Spark stage
+    defers them to a second pass that decodes only the copies that need it (test_spark_ingest_... checks)."""
     units = [dict(kind=u.kind, root=u.root, path=u.path, display=u.rel_path or u.path, size=u.size,
                   headless=u.headless) for u in discover([str(capture)])]
     rows: Dict[str, List[dict]] = {}
-    for batch in decode_units(units, options or DecodeOptions()):
+    for batch in decode_units(units, options or DecodeOptions(defer_metadata_records=False)):
         for row in batch.to_pylist():
             rows.setdefault(row["table"], []).append(row[row["table"]])
     return rows

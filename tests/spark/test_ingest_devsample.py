@@ -83,49 +83,91 @@ def test_replica_dirs_match_the_ground_truth(ingested, expected):
     assert kinds["broker-101/kafka-logs/meta.properties"] == "top_file"
 
 
-def test_metadata_records_equal_the_decoders_output(ingested, devsample_dir: Path, expected):
+def test_only_the_authoritative_copy_is_decoded_and_it_equals_the_decoders_output(ingested, devsample_dir: Path,
+                                                                                   expected):
     _, rows, _ = ingested
     by_file = defaultdict(list)
     for r in rows["bronze_metadata_records"]:
         by_file[r["source_file"]].append(r)
-    decoded_files = [p for p in devsample_dir.glob("broker-*/*/__cluster_metadata-0/*")
-                     if p.name.endswith(".log") or p.name.endswith(".checkpoint")]
-    decoded_files += list(devsample_dir.glob("broker-*/*/bootstrap.checkpoint"))
-    assert len(decoded_files) == 17
-    for path in decoded_files:
-        want = [metadata_row(rec, {}) for rec in metadata_log.iter_metadata_records(str(path))]
+    auth = next(c["copy_id"] for c in rows["bronze_metadata_copies"] if c["is_authoritative"])
+    auth_segments = sorted(str(p.relative_to(devsample_dir)) for p in (devsample_dir / auth).glob("*.log"))
+    bootstraps = sorted(str(p.relative_to(devsample_dir)) for p in devsample_dir.glob("broker-*/*/bootstrap.checkpoint"))
+    binary = sorted(f for f in by_file if not f.startswith("tool-output/"))
+    assert binary == sorted(auth_segments + bootstraps) and len(auth_segments) == 2 and len(bootstraps) == 5
+    assert all(by_file[f][0]["section"] == "bootstrap" for f in by_file if f.startswith("tool-output/"))
+    for rel in binary:
+        want = [metadata_row(rec, {}) for rec in metadata_log.iter_metadata_records(str(devsample_dir / rel))]
         for w in want:  # Spark hands timestamps back as naive UTC
             w["append_time"] = w["append_time"].replace(tzinfo=None) if w["append_time"] else None
-        got = sorted(by_file[str(path.relative_to(devsample_dir))], key=lambda r: r["offset"])
+        got = sorted(by_file[rel], key=lambda r: r["offset"])
         assert len(got) == len(want) > 0
         for g, w in zip(got, want, strict=True):
             assert {k: g[k] for k in w if k not in SOURCE_COLUMNS | {"section", "snapshot_end_offset"}} == \
                    {k: v for k, v in w.items() if k not in SOURCE_COLUMNS | {"section", "snapshot_end_offset"}}
-    log = sorted((r for r in rows["bronze_metadata_records"]
-                  if r["copy_id"] == "broker-101/kafka-logs/__cluster_metadata-0" and r["section"] == "log"),
+    log = sorted((r for r in rows["bronze_metadata_records"] if r["copy_id"] == auth and r["section"] == "log"),
                  key=lambda r: r["offset"])
     assert [(r["offset"], r["record_type"], r["version"], json.loads(r["payload_json"])) for r in log] == \
            [(e["offset"], e["type"], e.get("version", 0 if e["isControl"] else None), e["data"])
             for e in expected["metadataLog"]["records"]]
-    snapshot = [r for r in rows["bronze_metadata_records"] if r["copy_id"] == "broker-101/kafka-logs/__cluster_metadata-0"
-                and r["section"] == "snapshot"]
-    assert {r["snapshot_end_offset"] for r in snapshot} == {expected["metadataSnapshot"]["endOffsetExclusive"]}
-    assert len(snapshot) == len(expected["metadataSnapshot"]["records_broker101"])
 
 
-def test_dump_log_text_gives_the_same_records_as_the_binary_files(ingested):
+def test_every_copy_is_read_batch_by_batch(ingested, devsample_dir: Path, expected):
     _, rows, _ = ingested
+    by_file = defaultdict(list)
+    for r in rows["bronze_metadata_batches"]:
+        by_file[r["source_file"]].append(r)
+    files = [p for p in devsample_dir.glob("broker-*/*/__cluster_metadata-0/*")
+             if p.name.endswith(".log") or p.name.endswith(".checkpoint")]
+    assert len(files) == 12
+    for path in files:
+        want = [(b["base_offset"], b["last_offset"], b["leader_epoch"], b["crc"], b["crc_valid"])
+                for b in metadata_log.iter_metadata_batches(str(path))]
+        got = [(r["base_offset"], r["last_offset"], r["leader_epoch"], r["crc"], r["crc_valid"])
+               for r in sorted(by_file[str(path.relative_to(devsample_dir))], key=lambda r: r["position"])]
+        assert got == want and want
+    snapshot = by_file["broker-101/kafka-logs/__cluster_metadata-0/00000000000000000044-0000000001.checkpoint"]
+    assert {r["snapshot_end_offset"] for r in snapshot} == {expected["metadataSnapshot"]["endOffsetExclusive"]}
+    text = [r for r in rows["bronze_metadata_batches"] if r["source_kind"] == "dump_log_text"
+            and r["copy_id"] == "tool-output/broker-101/kafka-logs/__cluster_metadata-0" and r["section"] == "log"
+            and "skip-record-metadata" not in r["source_file"]]
+    binary = [r for r in rows["bronze_metadata_batches"] if r["copy_id"] == "broker-101/kafka-logs/__cluster_metadata-0"
+              and r["section"] == "log"]
+    assert sorted((r["base_offset"], r["leader_epoch"], r["crc"]) for r in text) == \
+           sorted((r["base_offset"], r["leader_epoch"], r["crc"]) for r in binary)
+
+
+@pytest.fixture(scope="module")
+def text_and_binary(spark, devsample_dir: Path):
+    """Per broker: records of its binary metadata files and of their dump-log text, each ingested alone (alone,
+    each is the authoritative copy, so both are decoded)."""
+    cfg = load_config()
+
+    def records(paths):
+        result = run_ingest(spark, cfg, None, [str(p) for p in paths], "part", "run-1")
+        out = [r.asDict() for r in result.tables["bronze_metadata_records"].collect()]
+        result.release()
+        return out
+
+    out = {}
     for broker_dir in ("broker-101/kafka-logs", "broker-102/kafka-logs-a", "broker-103/kafka-logs",
                        "broker-104/kafka-logs"):
-        binary = [r for r in rows["bronze_metadata_records"] if r["copy_id"] == f"{broker_dir}/__cluster_metadata-0"]
-        text = [r for r in rows["bronze_metadata_records"] if r["copy_id"] == f"tool-output/{broker_dir}/__cluster_metadata-0"
-                and "skip-record-metadata" not in r["source_file"]]
-        assert {r["source_kind"] for r in text} == {"dump_log_text"}
+        folder = devsample_dir / broker_dir / "__cluster_metadata-0"
+        text_folder = devsample_dir / "tool-output" / broker_dir / "__cluster_metadata-0"
+        for part in ("*.log", "*.checkpoint"):
+            binary = sorted(folder.glob(part))
+            text = [text_folder / f"{p.name}.DumpLogSegments.txt" for p in binary]
+            out[(broker_dir, part)] = (records(binary), records(text))
+    return out
+
+
+def test_dump_log_text_gives_the_same_records_as_the_binary_files(text_and_binary):
+    for (broker_dir, part), (binary, text) in text_and_binary.items():
+        assert {r["source_kind"] for r in text} == {"dump_log_text"}, broker_dir
 
         def key(r):
             return (r["section"], r["offset"])
         binary_by_key = {key(r): r for r in binary}
-        assert len(binary_by_key) == len(binary) and {key(r) for r in text} == set(binary_by_key)
+        assert len(binary_by_key) == len(binary) > 0 and {key(r) for r in text} == set(binary_by_key), (broker_dir, part)
         for t in text:
             b = binary_by_key[key(t)]
             diff = {k for k in b if k not in SOURCE_COLUMNS and b[k] != t[k]}

@@ -112,19 +112,27 @@ def test_the_rest_is_ingested(store_runs):
     assert log_dirs["broker-1/logs"]["broker_id"] == 101 and log_dirs["broker-1/logs"]["error_kind"] is None
     assert log_dirs["broker-2/logs"]["broker_id"] is None and log_dirs["broker-2/logs"]["error_kind"] == "bad_version"
     assert log_dirs["lost/logs"]["error_kind"] == "missing_key"
-    records = [r for r in snap1["bronze_metadata_records"] if r["copy_id"] == "broker-1/logs/__cluster_metadata-0"
+    # broker-1's copy: segment 0 whole, segment 26 cut short (read batch by batch up to the cut)
+    batches = [r for r in snap1["bronze_metadata_batches"] if r["copy_id"] == "broker-1/logs/__cluster_metadata-0"
                and r["section"] == "log"]
-    offsets = sorted(r["offset"] for r in records if r["error_kind"] is None)
-    assert offsets[:26] == list(range(26)) and len(offsets) < 60  # segment 0 whole, segment 26 cut short
-    assert any(r["error_kind"] == "truncated_batch" for r in records)
+    spans = sorted((r["base_offset"], r["last_offset"]) for r in batches if r["error_kind"] is None)
+    covered = [o for base, last in spans for o in range(base, last + 1)]
+    assert covered[:26] == list(range(26)) and len(covered) < 60
+    assert any(r["error_kind"] == "truncated_batch" for r in batches)
+    # so the complete copy on broker-2's disk is the one decoded
+    copies = {r["copy_id"]: r for r in snap1["bronze_metadata_copies"]}
+    assert copies["broker-2/logs/__cluster_metadata-0"]["is_authoritative"]
+    assert copies["broker-1/logs/__cluster_metadata-0"]["last_offset"] == covered[-1]
+    sequence = sorted(r["offset"] for r in snap1["bronze_metadata_records"] if r["in_authoritative_sequence"])
+    assert sequence == list(range(60))
     entries = {(r["log_dir"], r["entry_name"]): r for r in snap1["bronze_dir_entries"]}
     assert entries[("broker-1/logs", "inventory-0")]["pm_status"] == "log_dir_offline"
     assert entries[("broker-1/logs", "events-1")]["pm_status"] == "ok"
     assert ("lost/logs", "clicks-0") in entries
     zk = snap1["bronze_zk_events"]
     assert {r["event_type"] for r in zk} >= {"delete_marker", "topic_znode"}
-    dumped = [r for r in snap1["bronze_metadata_records"] if r["source_file"] == "dump/metadata.txt"]
-    assert len(dumped) == 26
+    dumped = [r for r in snap1["bronze_metadata_batches"] if r["source_file"] == "dump/metadata.txt"]
+    assert sum(r["last_offset"] - r["base_offset"] + 1 for r in dumped) == 26  # the garbage line costs no batch
     pack_members = [p for p in (r["path"] for r in snap1["bronze_ingest_files"]) if p.startswith("packs/broker-9")]
     assert len(pack_members) > 1  # entries before the cut were ingested
 

@@ -36,7 +36,9 @@ def build() -> Cluster:
     c.remove_topic(T["old"])                                         # -delete dirs left behind
     c.remove_topic(T["ordersold"])
     c.topic("orders", T["ordersnew"], {0: [1, 2]})                   # broker 3 keeps the old incarnation
+    c.append(("BEGIN_TRANSACTION_RECORD", {"name": "committed create"}))
     c.topic("lonely", T["lonely"], {0: [1, 2]})                      # broker 2 has no dir
+    c.append(("END_TRANSACTION_RECORD", {}))                         # committed: in the image
     c.topic("remote", T["remote"], {0: [1, 7]})                      # broker 7 is not captured: no finding
     c.topic("dup", T["dup"], {0: [4, 1]}, {0: [D4A, D1]})
     c.topic("moved", T["moved"], {0: [4]}, {0: [D4A]})               # lives in d2: WRONG_LOG_DIR
@@ -60,6 +62,8 @@ def build() -> Cluster:
     c.advance(timedelta(days=1))
     c.register(2, log_dirs=[D2])                                     # broker 2 restarted: its delete timer re-armed
     c.advance(timedelta(seconds=30))
+    c.append(("BEGIN_TRANSACTION_RECORD", {"name": "never ended"}))
+    c.topic("unfinished", "UNFINISHED___________A", {0: [1, 2]})    # a Begin never ended: not in the image
 
     for b in (1, 2):
         c.dir(b, "healthy-0", T["healthy"])
@@ -207,6 +211,8 @@ def test_silver_tables(result):
     assert old["deleted"] and not old["is_live"] and old["deleted_offset"] is not None and old["source"] == "log"
     assert new["is_live"] and not new["deleted"] and new["created_offset"] > old["deleted_offset"]
     assert not any(name == "ghost" for name, _ in inc)             # created in an aborted transaction
+    assert not any(name == "unfinished" for name, _ in inc)        # created in a transaction never ended
+    assert inc[("lonely", T["lonely"])]["is_live"]                  # created in a committed transaction
     grow = inc[("grow", T["grow"])]
     assert grow["partition_count"] == 2 and grow["initial_partition_count"] == 1
     assert [(c["from"], c["to"]) for c in json.loads(grow["partition_count_changes_json"])] == [(1, 2)]

@@ -1,0 +1,213 @@
+"""The second pass: decode the records of the authoritative copy of the metadata log, and nothing else.
+
+The first pass left one locator fact per metadata file (:mod:`jobs.ingest.metadata_files`). Once
+:mod:`jobs.ingest.metadata_copies` has picked the authoritative copy, the driver keeps that copy's log files
+and the snapshot its sequence starts from, and executors reopen just those: a raw file by path (local or
+pyarrow.fs), a pack member by streaming its pack once, dump-log text by parsing it again. Each decoded file
+reports its record count and first error, which the driver folds into the file's bronze_ingest_files row.
+"""
+from __future__ import annotations
+
+import io
+import json
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+
+import pyarrow as pa
+
+from udfs import collector
+from udfs.errors import DecodeError
+
+from . import metadata_files
+from .filesystems import open_root
+from .log_dir_rows import DecodeOptions, FileOutcome
+from .loose_files import LooseFile, _dump_text, readable
+from .tagged_rows import RowSink
+
+SEQUENCE_UNIT_DDL = "locator string"
+SOURCE_KEYS = ("copy_id", "source_file", "source_kind", "section", "snapshot_end_offset")
+
+
+def select_files(locators: Iterable[Dict[str, Any]], copy_id: str, sequence_snapshot: Optional[int],
+                 unmatched: Iterable[str] = ()) -> List[Dict[str, Any]]:
+    """The authoritative copy's files the sequence needs: every log segment (history reaches below the
+    snapshot) and dump text, plus the one snapshot the sequence starts from; and the ``unmatched`` files of
+    other copies (holding batches the authoritative copy does not hold)."""
+    chosen = []
+    extra = set(unmatched)
+    for loc in locators:
+        if loc.get("copy_id") != copy_id:
+            if loc.get("source_file") in extra:
+                chosen.append(loc)
+            continue
+        section = loc.get("section")
+        if section in ("log", "dump") or (section == "snapshot" and sequence_snapshot is not None
+                                           and loc.get("snapshot_end_offset") == sequence_snapshot):
+            chosen.append(loc)
+    return sorted(chosen, key=lambda loc: loc.get("source_file") or "")
+
+
+def _source(loc: Dict[str, Any]) -> Dict[str, Any]:
+    return {key: loc.get(key) for key in SOURCE_KEYS}
+
+
+def _open_path(loc: Dict[str, Any]) -> Callable[[], Any]:
+    root, path = loc["root"], loc["path"]
+    if "://" not in root:
+        return lambda: open(path, "rb")
+    filesystem, _ = open_root(root)
+    return lambda: filesystem.open_input_file(path)
+
+
+def _decode_file(loc: Dict[str, Any], sink: RowSink, data_opener: Callable[[], Any]) -> Iterator[pa.RecordBatch]:
+    outcome = FileOutcome()
+    try:
+        item = LooseFile(data_opener, loc["source_file"], None, None)
+        if loc.get("format") == "dump_text":
+            yield from _dump_text(item, sink, outcome, loc["copy_id"], loc, records_only=True)
+        else:
+            with item.open_binary() as stream:
+                yield from metadata_files.emit_records(readable(stream), sink, outcome, _source(loc))
+    except (OSError, EOFError, ValueError) as exc:  # gone or changed since the first pass
+        outcome.fail(DecodeError("io_error", f"second pass could not read the file: {type(exc).__name__}: {exc}"))
+    metadata_files.add_decoded(sink, loc["source_file"], outcome.rows, outcome.error)
+    yield from sink.ready()
+
+
+def _decode_pack(root: str, path: str, members: List[Dict[str, Any]], sink: RowSink) -> Iterator[pa.RecordBatch]:
+    """Stream one pack once and decode the wanted members' embedded bytes."""
+    wanted: Dict[Tuple[str, str], Dict[str, Any]] = {(m["log_dir"], m["member"]): m for m in members}
+    filesystem, _ = open_root(root)
+    with filesystem.open_input_stream(path, compression=None) as stream:
+        reader = collector.read_pack(stream)
+        for entry in reader:
+            loc = wanted.pop((entry.get("log_dir"), entry.get("path")), None)
+            if loc is None:
+                continue
+            content = entry.get("content")
+            if content is None:
+                outcome = FileOutcome()
+                outcome.fail(DecodeError("io_error", "second pass: the pack member has no embedded bytes"))
+                metadata_files.add_decoded(sink, loc["source_file"], 0, outcome.error)
+                continue
+            yield from _decode_file(loc, sink, lambda data=content: io.BytesIO(data))
+            if not wanted:
+                break
+        reader.close()
+    for loc in wanted.values():
+        error = DecodeError("io_error", "second pass: the member is no longer in the pack")
+        metadata_files.add_decoded(sink, loc["source_file"], 0, error)
+
+
+def decode_sequence_files(locators: Iterable[Dict[str, Any]], options: DecodeOptions) -> Iterator[pa.RecordBatch]:
+    """Records of the given files, as tagged batches (the body of ``mapInArrow``); packs are grouped so each
+    is streamed once. A failure is reported for its file; the others go on."""
+    sink = RowSink(options.batch_rows)
+    packs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
+    for loc in locators:
+        if loc.get("kind") == "pack_member":
+            packs.setdefault((loc["root"], loc["path"]), []).append(loc)
+            continue
+        try:
+            yield from _decode_file(loc, sink, _open_path(loc))
+        except Exception as exc:  # a bug must not stop the other files
+            metadata_files.add_decoded(sink, loc.get("source_file") or "?", 0, DecodeError(
+                "io_error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"[:4000]))
+    for (root, path), members in packs.items():
+        try:
+            yield from _decode_pack(root, path, members, sink)
+        except Exception as exc:
+            for loc in members:
+                metadata_files.add_decoded(sink, loc.get("source_file") or "?", 0, DecodeError(
+                    "io_error", f"{type(exc).__name__}: {exc}"[:4000]))
+    yield from sink.drain()
+
+
+def map_sequence(options: DecodeOptions) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function handed to ``DataFrame.mapInArrow`` over rows of :data:`SEQUENCE_UNIT_DDL`."""
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def locators() -> Iterator[Dict[str, Any]]:
+            for batch in batches:
+                for text in batch.column("locator").to_pylist():
+                    yield json.loads(text)
+        yield from decode_sequence_files(locators(), options)
+    return run
+
+
+@dataclass
+class SequenceResult:
+    """The second pass's output: decoded records (None when nothing was decoded), per-file outcomes
+    (``path -> (records, error kind, detail JSON)``, one per decoded file) and rows per table."""
+
+    records: Optional[Any]
+    outcomes: Dict[str, Tuple[int, Optional[str], Optional[str]]] = field(default_factory=dict)
+    rows_emitted: Dict[str, int] = field(default_factory=dict)
+
+
+def decode_sequence(spark, locators: List[Dict[str, Any]], auth, options: DecodeOptions,
+                    persisted: List[Any], unmatched: Iterable[str] = ()) -> SequenceResult:
+    """Decode the authoritative copy's files (and the ``unmatched`` files of other copies) on executors, one
+    task per file or per pack; the output is persisted (appended to ``persisted``) and its per-file facts
+    come back to the driver."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from .tagged_rows import FACTS, spark_schema
+
+    if auth is None:
+        return SequenceResult(None)
+    chosen = select_files(locators, auth.copy_id, auth.sequence_snapshot, unmatched)
+    if not chosen:
+        return SequenceResult(None)
+    groups: Dict[Any, List[str]] = {}
+    for loc in chosen:
+        key = (loc["root"], loc["path"]) if loc.get("kind") == "pack_member" else loc["source_file"]
+        groups.setdefault(key, []).append(json.dumps(loc))
+    tasks = list(groups.values())
+    rdd = spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(lambda task: [(text,) for text in task])
+    tagged = (spark.createDataFrame(rdd, SEQUENCE_UNIT_DDL).mapInArrow(map_sequence(options), spark_schema())
+              .persist(StorageLevel.MEMORY_AND_DISK))
+    persisted.append(tagged)
+    facts = [r[FACTS.name].asDict() for r in tagged.where(F.col("table") == FACTS.name).select(FACTS.name).collect()]
+    result = SequenceResult(tagged.where(F.col("table") == metadata_files.RECORDS).select(
+        f"`{metadata_files.RECORDS}`.*"))
+    for fact in facts:
+        if fact["fact"] == metadata_files.DECODED_FACT:
+            result.outcomes[fact["source"]] = (int(fact["long_value"] or 0), fact["text_value"], fact["detail"])
+        elif fact["fact"] == "rows":
+            result.rows_emitted[fact["source"]] = result.rows_emitted.get(fact["source"], 0) + int(fact["long_value"] or 0)
+    return result
+
+
+def fold_decoded_outcomes(files, locators: List[Dict[str, Any]],
+                          outcomes: Dict[str, Tuple[int, Optional[str], Optional[str]]], file_status: Dict[str, int]):
+    """bronze_ingest_files rows with the second pass folded in: records added to ``rows_produced``, and a file
+    the first pass found sound but whose records fail to decode quarantined with that reason.
+    ``file_status`` (files per status, from the first pass) is corrected in place."""
+    from pyspark.sql import functions as F
+
+    if not outcomes:
+        return files
+    first_status = {loc.get("source_file"): loc.get("status") for loc in locators}
+    rows = []
+    for path, (records, kind, detail) in sorted(outcomes.items()):
+        info = json.loads(detail) if detail else {}
+        rows.append((path, records, kind, info.get("message"), info.get("offset"), info.get("line")))
+        if kind is not None and first_status.get(path) == "ok":
+            file_status["ok"] = file_status.get("ok", 0) - 1
+            file_status["quarantined"] = file_status.get("quarantined", 0) + 1
+    spark = files.sparkSession
+    extra = spark.createDataFrame(rows, "path string, _rows long, _kind string, _message string, _offset long, _line int")
+    newly_bad = (F.col("status") == "ok") & F.col("_kind").isNotNull()
+    replaced = {"status": F.lit("quarantined"), "error_kind": F.col("_kind"), "error_message": F.col("_message"),
+                "error_offset": F.col("_offset"), "error_line": F.col("_line")}
+    columns = []
+    for c in files.columns:
+        if c in replaced:
+            columns.append(F.when(newly_bad, replaced[c]).otherwise(F.col(c)).alias(c))
+        elif c == "rows_produced":
+            columns.append((F.col(c) + F.coalesce(F.col("_rows"), F.lit(0))).alias(c))
+        else:
+            columns.append(F.col(c))
+    return files.join(F.broadcast(extra), "path", "left").select(*columns)
