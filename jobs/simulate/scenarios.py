@@ -442,6 +442,25 @@ def missing_replica(sim: Simulation) -> None:
              "reachable (state 'absent'): its replicas cannot be judged and must not be reported missing.")
 
 
+@scenario("local-delete-without-controller-delete",
+          "broker 2 renamed its replica of a live topic to -delete (an operator's rm, a log-dir failure cleanup)")
+def local_delete_without_controller_delete(sim: Simulation) -> None:
+    sim.start_kraft_cluster()
+    everyday_topics(sim, producers=False)
+    sim.create_topic("shipments", 3, 3, replicas=[[1, 2, 3], [2, 3, 4], [3, 4, 1]])
+    sim.advance(days(3))
+    sim.fleet.broken_delete |= {2}  # its delete task cannot remove the dir: the -delete dir stays
+    topic_id = sim.topic_id("shipments")
+    sim.fleet.delete_replica(sim.fleet[2], "shipments", 1, topic_id, sim.now)
+    log_dir, replica = sim.replica_on(2, "shipments", 1, kinds=("delete",))
+    sim.advance(hours(6))
+    sim.expect("LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE", broker_id=2, log_dir=log_dir.name, dir_name=replica.name,
+               topic_name="shipments", partition=1, topic_id=uid(topic_id))
+    sim.note("Broker 2 renamed shipments-1 to -delete 6 hours before the capture although the topic is live and "
+             "the controller still assigns partition 1 to broker 2; nothing else changed. The replica is gone from "
+             "the broker but counted by the controller.")
+
+
 # ------------------------------------------------------------------------------------------- producer ids
 
 @scenario("pid-block-overlap", "a ProducerIdsRecord whose block overlaps the previous one (NextProducerId +400)")
@@ -576,6 +595,29 @@ def zk_delete_stuck(sim: Simulation) -> None:
     sim.note("Broker 3 stopped, then orders was deleted: the controller halted the deletion (offline replicas); "
              "brokers 1 and 2 removed their -delete dirs a minute later; broker 3 keeps orders-0/1/2 and "
              "/admin/delete_topics/orders and /brokers/topics/orders remain.")
+
+
+@scenario("topic-id-divergence-disks-only",
+          "a capture of the brokers' data dirs only (no metadata log): replicas of clicks disagree on the topic id")
+def topic_id_divergence_disks_only(sim: Simulation) -> None:
+    sim.start_kraft_cluster()
+    everyday_topics(sim, producers=False)
+    sim.create_topic("clicks", 2, 3, replicas=[[1, 2, 4], [2, 3, 4]])
+    old_id = sim.topic_id("clicks")
+    sim.advance(days(2))
+    sim.stop_broker(4)
+    sim.advance(hours(1))
+    sim.delete_topic("clicks")
+    sim.advance(hours(1))
+    sim.create_topic("clicks", 2, 3, replicas=[[1, 2, 4], [2, 3, 4]])
+    sim.advance(days(1))
+    sim.capture_metadata_log = False  # the copy excluded __cluster_metadata-0: no controller view at all
+    for p in (0, 1):
+        sim.replica_on(4, "clicks", p)  # still the old incarnation (broker 4 is down)
+        sim.expect("TOPIC_ID_DIVERGENCE", topic_name="clicks", partition=p)
+    sim.note(f"Broker 4 was down while clicks was deleted and re-created; it keeps id {uid(old_id)} for clicks-0/1, "
+             "brokers 1-3 hold the new id. The capture has the data dirs only (no __cluster_metadata-0, no "
+             "ZooKeeper), so nothing says which id is current: only the disagreement can be reported.")
 
 
 @scenario("zk-topic-id-changed",

@@ -90,6 +90,7 @@ class Simulation:
         self.voters: List[int] = []
         self.background_created_ms = self.clock.now
         self.dump_controller_log: Optional[int] = None  # node id: write kafka-dump-log text of its metadata log
+        self.capture_metadata_log = True  # False: the capture leaves out every __cluster_metadata-0 (disks only)
         n = max(layout.min_brokers, params.brokers or layout.brokers)
         m = max(layout.min_log_dirs, params.log_dirs or layout.log_dirs)
         self.layout = layout

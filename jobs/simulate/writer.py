@@ -258,7 +258,7 @@ class CaptureWriter:
                 self.log_dir_fds[(broker.broker_id, log_dir.name)] = fd
                 self._scenario_entries(broker, log_dir, fd)
         self._background()
-        if self.sim.kraft is not None:
+        if self.sim.kraft is not None and self.sim.capture_metadata_log:
             self._metadata_copies()
         for broker in self.captured():
             for log_dir in broker.log_dirs:
