@@ -251,9 +251,10 @@ def ensure_fleet(replicas: str, metadata: int, timeout: float) -> dict:
             info = json.load(f)
         info["cached"] = True
         return info
-    if os.path.isdir(path) and os.path.exists(os.path.join(CACHE, key + ".sim.log")):  # built by hand
-        with open(os.path.join(CACHE, key + ".sim.log")) as f:
-            summary = json.loads([ln for ln in f.read().splitlines() if ln.startswith("{")][-1])
+    sim_log = os.path.join(CACHE, key + ".sim.log")
+    done = [ln for ln in open(sim_log).read().splitlines() if ln.startswith("{")] if os.path.exists(sim_log) else []
+    if os.path.isdir(path) and done:  # built by hand (an interrupted build has no summary line: rebuilt)
+        summary = json.loads(done[-1])
         return _fleet_info(key, path, summary, {"wall_s": summary.get("seconds"), "cpu_s": "?", "load_before": "?"},
                            info_path)
     brokers, per_broker = SIZES[replicas]
@@ -261,6 +262,8 @@ def ensure_fleet(replicas: str, metadata: int, timeout: float) -> dict:
     cmd = [sys.executable, "-m", "jobs.cli", "simulate", "--scenario", "healthy", "--out", path, "--force",
            "--brokers", str(brokers), "--log-dirs", str(LOG_DIRS), "--partitions-per-broker", str(per_broker),
            "--metadata-records", str(metadata), "--packed"]
+    if os.path.isdir(path):  # an interrupted build: no marker, no summary
+        shutil.rmtree(path)
     print(f"  simulating {key} ...", flush=True)
     run = run_measured(cmd, os.path.join(CACHE, key + ".sim.log"), timeout)
     if run["exit_code"] != 0:

@@ -23,7 +23,7 @@ import struct
 from functools import lru_cache
 from typing import Iterable, Iterator, Optional, Sequence
 
-from . import message_codec, message_codegen, record_batch, wire
+from . import compression, message_codec, message_codegen, record_batch, wire
 from .errors import CorruptInput, DecodeError
 from .message_spec import MessageSpec, load_schema
 from .metadata_record import CONTROL_TYPES, MetadataRecord
@@ -349,7 +349,8 @@ def _value_record(value, offset, base, last, epoch, ts, control, key, position) 
                           value if error is not None else None, position)
 
 
-def records_of_batch(batch: Batch, trust_bad_crc: bool = False) -> Iterator[MetadataRecord]:
+def records_of_batch(batch: Batch, trust_bad_crc: bool = False,
+                     max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES) -> Iterator[MetadataRecord]:
     """The metadata or control records of one batch, errors included as records.
 
     Records in the shape raft's BatchBuilder writes (attributes 0, timestampDelta 0, null key, no headers;
@@ -366,7 +367,7 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False) -> Iterator[Meta
                                       header.max_timestamp, header.is_control)
     position = header.position
     try:
-        buf, where_base = record_batch.records_section(batch)
+        buf, where_base = record_batch.records_section(batch, max_decompressed_bytes)
         count = header.records_count
         pos = index = 0
         if not control:
@@ -437,13 +438,15 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False) -> Iterator[Meta
 
 
 def iter_metadata_records(source, start: int = 0, verify_crc: bool = True, trust_bad_crc: bool = False,
-                          end_info: Optional[SegmentEnd] = None) -> Iterator[MetadataRecord]:
+                          end_info: Optional[SegmentEnd] = None,
+                          max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES) -> Iterator[MetadataRecord]:
     """Every record of a metadata ``.log`` segment, ``.checkpoint`` snapshot or ``bootstrap.checkpoint``.
 
     :param source: a path, a binary file object, or bytes
     :param trust_bad_crc: decode the records of a batch whose CRC does not match (default: report the batch
         as one ``crc_mismatch`` error record and skip its records, as raft recovery would drop it)
     :param end_info: filled with ``valid_bytes`` / zero tail / framing error when iteration ends
+    :param max_decompressed_bytes: a compressed batch inflating past this is a ``decompression_bomb`` error
 
     Example::
 
@@ -452,7 +455,7 @@ def iter_metadata_records(source, start: int = 0, verify_crc: bool = True, trust
     """
     for item in record_batch.read_batches(source, start=start, verify_crc=verify_crc, end_info=end_info):
         if isinstance(item, Batch):
-            yield from records_of_batch(item, trust_bad_crc)
+            yield from records_of_batch(item, trust_bad_crc, max_decompressed_bytes)
         elif isinstance(item, LegacyEntry):
             error = item.error
             yield MetadataRecord(offset=item.offset, batch_base_offset=item.offset, batch_last_offset=item.offset,

@@ -82,7 +82,8 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
         header = reader.header
         if header is None and reader.errors and reader.errors[0].kind == "bad_header":
             reader.close()  # not a pack after all (e.g. a gzipped znode dump named *.jsonl.gz)
-            yield from decode_loose(_loose_file(unit), sink, locator=_file_locator(unit, options))
+            yield from decode_loose(_loose_file(unit), sink, locator=_file_locator(unit, options),
+                                    decompression_limit=options.decompression_limit_bytes)
             return
         if header is not None:
             moment = parse_time(header.get("capture_time"))
@@ -110,9 +111,23 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
     yield from sink.ready()
 
 
-HANDLERS = {"log_dir": decode_log_dir_unit, "pack": decode_pack_unit,
-            "file": lambda unit, sink, options: decode_loose(_loose_file(unit), sink,
-                                                             locator=_file_locator(unit, options))}
+def report_link_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions) -> Iterator[pa.RecordBatch]:
+    """A symbolic link inside the capture: one quarantined row saying where it points; never followed."""
+    try:
+        target = os.readlink(unit["path"])
+    except OSError as exc:
+        target = f"(unreadable: {exc})"
+    sink.add(FILES, {"path": unit["display"], "file_kind": "other", "log_dir": None, "bytes": None,
+                     "status": "quarantined", "error_kind": "unsafe_path",
+                     "error_message": f"symbolic link to {target!r} not followed (it could lead outside the capture); "
+                                      "pass its target as a capture root, or copy it in", "rows_produced": 0})
+    yield from sink.ready()
+
+
+HANDLERS = {"log_dir": decode_log_dir_unit, "pack": decode_pack_unit, "link": report_link_unit,
+            "file": lambda unit, sink, options: decode_loose(
+                _loose_file(unit), sink, locator=_file_locator(unit, options),
+                decompression_limit=options.decompression_limit_bytes)}
 
 
 def decode_units(units: Iterable[Dict[str, Any]], options: DecodeOptions) -> Iterator[pa.RecordBatch]:

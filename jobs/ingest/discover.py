@@ -9,6 +9,7 @@ classified on the executors, which can look inside them.
 """
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass
 from typing import Iterable, List, Sequence, Union
@@ -32,7 +33,7 @@ MAX_DEPTH = 32  # a symlink loop must not hang discovery
 class WorkUnit:
     """One thing an executor ingests: a log dir, a packed snapshot, or a loose file."""
 
-    kind: str  # log_dir | pack | file
+    kind: str  # log_dir | pack | file | link (a symbolic link inside the capture: reported, not followed)
     root: str  # normalized capture root (URI or absolute local path)
     path: str  # path inside the root's filesystem
     rel_path: str  # path relative to the root, as shown in the tables
@@ -63,6 +64,7 @@ def _discover_root(root: str) -> Iterable[WorkUnit]:
     if info.type == pafs.FileType.File:
         yield _file_unit(root, base, posixpath.dirname(base), info)
         return
+    local = "://" not in root
     level = [base]
     for _ in range(MAX_DEPTH):
         next_level: List[str] = []
@@ -77,7 +79,9 @@ def _discover_root(root: str) -> Iterable[WorkUnit]:
                 yield WorkUnit("log_dir", root, folder, relative(folder, base), headless=True)
                 continue
             for child in children:
-                if child.type == pafs.FileType.Directory:
+                if local and os.path.islink(child.path):  # never followed: it could lead outside the capture
+                    yield WorkUnit("link", root, child.path, relative(child.path, base))
+                elif child.type == pafs.FileType.Directory:
                     next_level.append(child.path)
                 elif child.type == pafs.FileType.File:
                     yield _file_unit(root, child.path, base, child)
@@ -112,7 +116,7 @@ def plan_tasks(units: Sequence[WorkUnit], files_per_task: int) -> List[List[Work
     tasks: List[List[WorkUnit]] = []
     loose: List[WorkUnit] = []
     for unit in units:
-        if unit.kind == "file":
+        if unit.kind in ("file", "link"):
             loose.append(unit)
         else:
             tasks.append([unit])

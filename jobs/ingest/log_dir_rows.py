@@ -65,7 +65,7 @@ class DecodeOptions:
 
     max_embedded_file_bytes: int = 16 * 1024 * 1024
     max_metadata_file_bytes: int = 64 * 1024 * 1024
-    decompression_limit_bytes: int = 256 * 1024 * 1024
+    decompression_limit_bytes: int = metadata_files.DEFAULT_DECOMPRESSION_LIMIT
     read_data_segment_headers: bool = True
     max_segment_scan_bytes: int = 64 * 1024 * 1024
     batch_rows: int = 4096
@@ -358,7 +358,8 @@ class LogDirDecoder:
                   "section": section, "snapshot_end_offset": snapshot_end}
         try:
             if section == "bootstrap" or self.locate is None:
-                for row in metadata_files.record_rows(data, outcome, source):
+                for row in metadata_files.record_rows(data, outcome, source,
+                                                      self.options.decompression_limit_bytes):
                     self.sink.add(metadata_files.RECORDS, row)  # decode_entries flushes between entries
                 if section == "bootstrap":
                     return

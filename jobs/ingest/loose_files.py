@@ -125,7 +125,8 @@ class LooseFile:
 
 
 def decode_loose(item: LooseFile, sink: RowSink, kind: Optional[str] = None,
-                 locator: Optional[Dict[str, Any]] = None) -> Iterator:
+                 locator: Optional[Dict[str, Any]] = None,
+                 decompression_limit: int = metadata_files.DEFAULT_DECOMPRESSION_LIMIT) -> Iterator:
     """Rows of one loose file plus its bronze_ingest_files row; yields ready batches as it goes.
 
     :param locator: how the second pass reopens the file (metadata segments, snapshots and dump text are read
@@ -140,7 +141,7 @@ def decode_loose(item: LooseFile, sink: RowSink, kind: Optional[str] = None,
         if kind == "capture_record":
             _capture_record(item, sink, outcome)
         elif kind in ("metadata_segment", "metadata_snapshot", "bootstrap_checkpoint"):
-            yield from _metadata_file(item, sink, outcome, kind, folder, name, locator)
+            yield from _metadata_file(item, sink, outcome, kind, folder, name, locator, decompression_limit)
         elif kind == "dump_log_text":
             yield from _dump_text(item, sink, outcome, folder, locator)
         elif kind == "zk_znodes":
@@ -215,12 +216,12 @@ def readable(stream):
 
 
 def _metadata_file(item: LooseFile, sink: RowSink, outcome: FileOutcome, kind: str, folder: str,
-                   name: str, locator: Optional[Dict[str, Any]]) -> Iterator:
+                   name: str, locator: Optional[Dict[str, Any]], decompression_limit: int) -> Iterator:
     source = metadata_source(item, kind, folder, name)
     with item.open_binary() as stream:
         data = readable(stream)
         if source["section"] == "bootstrap" or locator is None:
-            yield from metadata_files.emit_records(data, sink, outcome, source)
+            yield from metadata_files.emit_records(data, sink, outcome, source, decompression_limit)
             if source["section"] == "bootstrap":
                 return
             if hasattr(data, "seek"):

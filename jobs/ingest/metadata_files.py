@@ -18,6 +18,7 @@ BATCHES = "bronze_metadata_batches"
 RECORDS = "bronze_metadata_records"
 FACT = "metadata_file"
 DECODED_FACT = "metadata_file_decoded"
+DEFAULT_DECOMPRESSION_LIMIT = 256 * 1024 * 1024  # DecodeOptions.decompression_limit_bytes's default
 
 
 def emit_batches(data: Any, sink, outcome, source: Mapping[str, Any]) -> None:
@@ -29,19 +30,22 @@ def emit_batches(data: Any, sink, outcome, source: Mapping[str, Any]) -> None:
             outcome.fail(summary["error"])
 
 
-def record_rows(data: Any, outcome, source: Mapping[str, Any]) -> Iterator[Dict[str, Any]]:
+def record_rows(data: Any, outcome, source: Mapping[str, Any],
+                max_decompressed_bytes: int = DEFAULT_DECOMPRESSION_LIMIT) -> Iterator[Dict[str, Any]]:
     """bronze_metadata_records rows of one metadata file (bootstrap files now, the authoritative copy in the
-    second pass); the caller adds them to its sink and flushes as it sees fit."""
-    for record in metadata_log.iter_metadata_records(data):
+    second pass); the caller adds them to its sink and flushes as it sees fit. A batch inflating past
+    ``max_decompressed_bytes`` (``ingest.decompression_limit_bytes``) is a decompression_bomb error row."""
+    for record in metadata_log.iter_metadata_records(data, max_decompressed_bytes=max_decompressed_bytes):
         outcome.rows += 1
         if record.error is not None:
             outcome.fail(record.error)
         yield metadata_row(record, source)
 
 
-def emit_records(data: Any, sink, outcome, source: Mapping[str, Any]) -> Iterator:
+def emit_records(data: Any, sink, outcome, source: Mapping[str, Any],
+                 max_decompressed_bytes: int = DEFAULT_DECOMPRESSION_LIMIT) -> Iterator:
     """:func:`record_rows` into ``sink``, yielding ready batches every 4096 rows (memory stays flat)."""
-    for row in record_rows(data, outcome, source):
+    for row in record_rows(data, outcome, source, max_decompressed_bytes):
         sink.add(RECORDS, row)
         if outcome.rows % 4096 == 0:
             yield from sink.ready()

@@ -60,7 +60,8 @@ def _open_path(loc: Dict[str, Any]) -> Callable[[], Any]:
     return lambda: filesystem.open_input_file(path)
 
 
-def _decode_file(loc: Dict[str, Any], sink: RowSink, data_opener: Callable[[], Any]) -> Iterator[pa.RecordBatch]:
+def _decode_file(loc: Dict[str, Any], sink: RowSink, data_opener: Callable[[], Any],
+                 options: DecodeOptions) -> Iterator[pa.RecordBatch]:
     outcome = FileOutcome()
     try:
         item = LooseFile(data_opener, loc["source_file"], None, None)
@@ -68,14 +69,16 @@ def _decode_file(loc: Dict[str, Any], sink: RowSink, data_opener: Callable[[], A
             yield from _dump_text(item, sink, outcome, loc["copy_id"], loc, records_only=True)
         else:
             with item.open_binary() as stream:
-                yield from metadata_files.emit_records(readable(stream), sink, outcome, _source(loc))
+                yield from metadata_files.emit_records(readable(stream), sink, outcome, _source(loc),
+                                                       options.decompression_limit_bytes)
     except (OSError, EOFError, ValueError) as exc:  # gone or changed since the first pass
         outcome.fail(DecodeError("io_error", f"second pass could not read the file: {type(exc).__name__}: {exc}"))
     metadata_files.add_decoded(sink, loc["source_file"], outcome.rows, outcome.error)
     yield from sink.ready()
 
 
-def _decode_pack(root: str, path: str, members: List[Dict[str, Any]], sink: RowSink) -> Iterator[pa.RecordBatch]:
+def _decode_pack(root: str, path: str, members: List[Dict[str, Any]], sink: RowSink,
+                 options: DecodeOptions) -> Iterator[pa.RecordBatch]:
     """Stream one pack once and decode the wanted members' embedded bytes."""
     wanted: Dict[Tuple[str, str], Dict[str, Any]] = {(m["log_dir"], m["member"]): m for m in members}
     filesystem, _ = open_root(root)
@@ -91,7 +94,7 @@ def _decode_pack(root: str, path: str, members: List[Dict[str, Any]], sink: RowS
                 outcome.fail(DecodeError("io_error", "second pass: the pack member has no embedded bytes"))
                 metadata_files.add_decoded(sink, loc["source_file"], 0, outcome.error)
                 continue
-            yield from _decode_file(loc, sink, lambda data=content: io.BytesIO(data))
+            yield from _decode_file(loc, sink, lambda data=content: io.BytesIO(data), options)
             if not wanted:
                 break
         reader.close()
@@ -110,13 +113,13 @@ def decode_sequence_files(locators: Iterable[Dict[str, Any]], options: DecodeOpt
             packs.setdefault((loc["root"], loc["path"]), []).append(loc)
             continue
         try:
-            yield from _decode_file(loc, sink, _open_path(loc))
+            yield from _decode_file(loc, sink, _open_path(loc), options)
         except Exception as exc:  # a bug must not stop the other files
             metadata_files.add_decoded(sink, loc.get("source_file") or "?", 0, DecodeError(
                 "io_error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"[:4000]))
     for (root, path), members in packs.items():
         try:
-            yield from _decode_pack(root, path, members, sink)
+            yield from _decode_pack(root, path, members, sink, options)
         except Exception as exc:
             for loc in members:
                 metadata_files.add_decoded(sink, loc.get("source_file") or "?", 0, DecodeError(

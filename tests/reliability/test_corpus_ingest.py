@@ -15,7 +15,7 @@ from udfs.partition_metadata import encode_partition_metadata
 
 from .conftest import ingest_rows
 from .corpus import META_NODE, TOPIC_ID, data_batch
-from .corpus_capture import FIRST_SYNTHETIC_NODE, _meta
+from .corpus_capture import FIRST_SYNTHETIC_NODE, _meta, copy_devsample
 from .readers import READERS
 
 FILES = "bronze_ingest_files"
@@ -315,3 +315,20 @@ def _bytes_read_by_this_process() -> int:
     """``rchar`` of /proc/self/io: bytes of every read/pread/readv syscall so far."""
     with open("/proc/self/io") as stats:
         return next(int(line.split()[1]) for line in stats if line.startswith("rchar:"))
+
+
+def test_a_symlink_inside_the_capture_is_reported_and_never_followed(tmp_path):
+    outside = tmp_path / "outside"
+    copy_devsample(outside / "cluster")  # a whole readable capture, but outside the capture root
+    capture = tmp_path / "capture"
+    capture.mkdir()
+    (capture / "notes.txt").write_text("hello\n")
+    (capture / "elsewhere").symlink_to(outside / "cluster")
+    (capture / "secret.log").symlink_to(outside / "cluster" / "broker-101" / "kafka-logs" / "meta.properties")
+    rows = ingest_rows(capture)
+    files = {r["path"]: r for r in rows[FILES]}
+    assert set(files) == {"notes.txt", "elsewhere", "secret.log"}
+    for link in ("elsewhere", "secret.log"):
+        assert (files[link]["status"], files[link]["error_kind"]) == ("quarantined", "unsafe_path")
+        assert str(outside) in files[link]["error_message"] and "not followed" in files[link]["error_message"]
+    assert not rows.get("bronze_log_dirs") and not rows.get("bronze_dir_entries")
