@@ -563,6 +563,7 @@ class CaptureWriter:
             "cluster_id": sim.cluster_id,
             "capture_time": iso_utc(sim.capture_ms),
             "mode": sim.mode,
+            "metadata_log_captured": bool(sim.capture_metadata_log),
             "kafka_version": "%d.%d" % sim.version,
             "brokers": brokers,
             "controller": self._controller_info(),
