@@ -124,7 +124,17 @@ def report_link_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
     yield from sink.ready()
 
 
+def report_bad_name_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions) -> Iterator[pa.RecordBatch]:
+    """An entry whose name is not UTF-8, outside any log dir: one quarantined row (name shown escaped)."""
+    sink.add(FILES, {"path": unit["display"], "file_kind": "other", "log_dir": None, "bytes": None,
+                     "status": "quarantined", "error_kind": "unsafe_path",
+                     "error_message": "the name is not valid UTF-8 (shown with \\xNN escapes); not read. Rename it, "
+                                      "or collect its log dir with kafka-recon collect", "rows_produced": 0})
+    yield from sink.ready()
+
+
 HANDLERS = {"log_dir": decode_log_dir_unit, "pack": decode_pack_unit, "link": report_link_unit,
+            "bad_name": report_bad_name_unit,
             "file": lambda unit, sink, options: decode_loose(
                 _loose_file(unit), sink, locator=_file_locator(unit, options),
                 decompression_limit=options.decompression_limit_bytes)}

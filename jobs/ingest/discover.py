@@ -33,7 +33,7 @@ MAX_DEPTH = 32  # a symlink loop must not hang discovery
 class WorkUnit:
     """One thing an executor ingests: a log dir, a packed snapshot, or a loose file."""
 
-    kind: str  # log_dir | pack | file | link (a symbolic link inside the capture: reported, not followed)
+    kind: str  # log_dir | pack | file | link (a symlink: reported, not followed) | bad_name (not UTF-8: reported)
     root: str  # normalized capture root (URI or absolute local path)
     path: str  # path inside the root's filesystem
     rel_path: str  # path relative to the root, as shown in the tables
@@ -69,7 +69,10 @@ def _discover_root(root: str) -> Iterable[WorkUnit]:
     for _ in range(MAX_DEPTH):
         next_level: List[str] = []
         for folder in level:
-            children = _named(fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True)))
+            listed = fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+            children = _named(listed)
+            if len(children) != len(listed):  # names pyarrow cannot decode: reported, never silently skipped
+                yield from _undecodable_names(root, folder, base, local, len(listed) - len(children))
             names = {c.base_name: c for c in children}
             meta = names.get(META_PROPERTIES)
             if meta is not None and meta.type == pafs.FileType.File:
@@ -103,6 +106,27 @@ def _named(children: List[pafs.FileInfo]) -> List[pafs.FileInfo]:
     return out
 
 
+def _undecodable_names(root: str, folder: str, base: str, local: bool, count: int) -> Iterable[WorkUnit]:
+    """One ``bad_name`` unit per entry whose name is not UTF-8 (shown with ``\\xNN`` escapes). Inside a log dir
+    the walk reads such entries; at the capture's top levels they cannot be handed to Spark by name."""
+    if local:
+        names = [n for n in os.listdir(os.fsencode(folder)) if not _decodes(n)]
+        shown = [n.decode("utf-8", "backslashreplace") for n in sorted(names)]
+    else:
+        shown = [f"<entry {i + 1} of {count} with an undecodable name>" for i in range(count)]
+    for name in shown:
+        path = posixpath.join(folder, name)
+        yield WorkUnit("bad_name", root, path, relative(path, base))
+
+
+def _decodes(name: bytes) -> bool:
+    try:
+        name.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
 def _file_unit(root: str, path: str, base: str, info: pafs.FileInfo) -> WorkUnit:
     kind = "pack" if is_pack_name(posixpath.basename(path)) else "file"
     rel = relative(path, base) or posixpath.basename(path)
@@ -116,7 +140,7 @@ def plan_tasks(units: Sequence[WorkUnit], files_per_task: int) -> List[List[Work
     tasks: List[List[WorkUnit]] = []
     loose: List[WorkUnit] = []
     for unit in units:
-        if unit.kind in ("file", "link"):
+        if unit.kind in ("file", "link", "bad_name"):
             loose.append(unit)
         else:
             tasks.append([unit])

@@ -332,3 +332,18 @@ def test_a_symlink_inside_the_capture_is_reported_and_never_followed(tmp_path):
         assert (files[link]["status"], files[link]["error_kind"]) == ("quarantined", "unsafe_path")
         assert str(outside) in files[link]["error_message"] and "not followed" in files[link]["error_message"]
     assert not rows.get("bronze_log_dirs") and not rows.get("bronze_dir_entries")
+
+
+def test_a_loose_file_with_a_non_utf8_name_is_reported_not_lost(tmp_path):
+    capture = tmp_path / "capture"
+    (capture / "dumps").mkdir(parents=True)
+    (capture / "dumps" / "ok.txt").write_text("hello\n")
+    with open(os.path.join(os.fsencode(capture / "dumps"), b"caf\xe9.log"), "wb") as f:
+        f.write(b"\0" * 100)
+    rows = ingest_rows(capture)
+    files = {r["path"]: r for r in rows[FILES]}
+    assert set(files) == {"dumps/ok.txt", "dumps/caf\\xe9.log"}
+    bad = files["dumps/caf\\xe9.log"]
+    assert (bad["status"], bad["error_kind"]) == ("quarantined", "unsafe_path") and "UTF-8" in bad["error_message"]
+    for row in rows[FILES]:
+        row["path"].encode("utf-8")
