@@ -18,7 +18,9 @@ BATCHES = "bronze_metadata_batches"
 RECORDS = "bronze_metadata_records"
 FACT = "metadata_file"
 DECODED_FACT = "metadata_file_decoded"
-DEFAULT_DECOMPRESSION_LIMIT = 256 * 1024 * 1024  # DecodeOptions.decompression_limit_bytes's default
+# DecodeOptions.decompression_limit_bytes's default (conf ingest.decompression_limit_bytes): raft batches are at
+# most 8 MiB, so 64 MiB is generous for a real batch and still bounds a bomb
+DEFAULT_DECOMPRESSION_LIMIT = 64 * 1024 * 1024
 
 
 def emit_batches(data: Any, sink, outcome, source: Mapping[str, Any]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Dict, Mapping, Optional
 
 from udfs.metadata_record import MetadataRecord
@@ -74,19 +75,39 @@ def _coerce(value: Any, type_name: str) -> Any:
     return None
 
 
+def _fast(type_name: str):
+    """The coercion of one column type, with the common case (the decoder's own types) checked first."""
+    if type_name in ("int", "long"):
+        return lambda v: v if type(v) is int else _coerce(v, type_name)
+    if type_name == "string":
+        return lambda v: v if type(v) is str else None
+    item = int if type_name == "array<int>" else str
+    return lambda v: v if type(v) is list and all(type(x) is item for x in v) else _coerce(v, type_name)
+
+
+# per record type: (column, data key, value when absent, coercion), built once from the table above
+_PLANS: Dict[str, tuple] = {
+    record_type: tuple((column, *(source if isinstance(source, tuple) else (source, None)),
+                        _fast(COLUMN_TYPES[column])) for column, source in sources.items())
+    for record_type, sources in COLUMN_SOURCES.items()
+}
+_NO_COLUMNS: Dict[str, Any] = dict.fromkeys(COLUMN_TYPES)
+
+
 def typed_columns(record_type: Optional[str], data: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     """The typed columns of one record: every column of :data:`COLUMN_TYPES`, null when not applicable."""
-    out: Dict[str, Any] = dict.fromkeys(COLUMN_TYPES)
-    sources = COLUMN_SOURCES.get(record_type or "")
-    if not sources or not isinstance(data, Mapping):
+    out = _NO_COLUMNS.copy()
+    plan = _PLANS.get(record_type or "")
+    if not plan or not (type(data) is dict or isinstance(data, Mapping)):
         return out
-    for column, source in sources.items():
-        key, default = source if isinstance(source, tuple) else (source, None)
-        out[column] = _coerce(data.get(key, default), COLUMN_TYPES[column])
+    get = data.get
+    for column, key, default, coerce in plan:
+        value = get(key, default)
+        out[column] = None if value is None else coerce(value)
     return out
 
 
-def record_hash(record: MetadataRecord) -> str:
+def record_hash(record: MetadataRecord, payload: Optional[str] = None) -> str:
     """Hash of what a record says (control flag, type, version, payload), equal across copies of one record.
 
     Control records other than transaction markers hash by type only: kafka-dump-log prints no payload for
@@ -95,12 +116,13 @@ def record_hash(record: MetadataRecord) -> str:
     if record.is_control:
         text = f"control|{record.type}"
     elif record.data is not None:
-        text = f"{record.type}|{record.version}|{record.payload_json()}"
+        text = f"{record.type}|{record.version}|{payload if payload is not None else record.payload_json()}"
     else:
         text = f"undecodable|{record.type}|{record.version}|{(record.raw_value or b'').hex()}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
+@lru_cache(maxsize=4096)  # the records of one batch share its timestamp
 def millis_to_datetime(millis: Optional[int]) -> Optional[datetime]:
     if millis is None or millis < 0:
         return None
@@ -115,6 +137,7 @@ def metadata_row(record: MetadataRecord, source: Mapping[str, Any]) -> Dict[str,
 
     ``source`` gives copy_id, source_broker_id, source_file, source_kind, section and snapshot_end_offset.
     """
+    payload = record.payload_json()
     row: Dict[str, Any] = {
         "copy_id": source.get("copy_id"),
         "source_broker_id": source.get("source_broker_id"),
@@ -130,8 +153,8 @@ def metadata_row(record: MetadataRecord, source: Mapping[str, Any]) -> Dict[str,
         "record_type": record.type,
         "api_key": record.api_key,
         "version": record.version,
-        "payload_json": record.payload_json(),
-        "record_hash": record_hash(record),
+        "payload_json": payload,
+        "record_hash": record_hash(record, payload),
         "error_kind": record.error.kind if record.error else None,
         "error_message": record.error.message if record.error else None,
     }

@@ -89,8 +89,9 @@ METADATA_RECORDS = TableSpec(
     name="bronze_metadata_records",
     layer="bronze",
     description="One row per KRaft metadata or control record of the authoritative copy of the metadata log "
-    "(its log segments and the snapshot its sequence starts from; segment or dump text) and of bootstrap files. "
-    "The other copies are compared batch by batch (bronze_metadata_batches), not decoded.",
+    "(its log segments and the snapshot its sequence starts from; segment or dump text), of other copies' segments "
+    "holding batches the authoritative copy lacks, and of bootstrap files. The other copies are compared batch by "
+    "batch (bronze_metadata_batches), not decoded.",
     keys=("capture_id", "copy_id", "source_file", "offset"),
     partition_by=("capture_id",),
     columns=cols(
