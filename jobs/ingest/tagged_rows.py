@@ -66,10 +66,35 @@ def spark_schema():
     return T.StructType(fields)
 
 
+CONVERSION_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
+
+
+def _fit(row: Mapping, struct: pa.StructType) -> dict:
+    """A row whose values all fit their column: a value that does not (an epoch past int32 in hostile dump
+    text, ...) becomes null, and the row's error columns say which, so no row and no file is lost."""
+    out, problems = {}, []
+    for field in struct:
+        value = row.get(field.name)
+        if value is not None:
+            try:
+                pa.array([value], type=field.type)
+            except CONVERSION_ERRORS:
+                problems.append(f"{field.name}={str(value)[:60]!r} does not fit {field.type}")
+                value = None
+        out[field.name] = value
+    if problems and "error_message" in out:
+        out["error_kind"] = out.get("error_kind") or "value_too_large"
+        out["error_message"] = "; ".join(filter(None, [out.get("error_message"), *problems]))
+    return out
+
+
 def to_batch(table: str, rows: List[Mapping]) -> pa.RecordBatch:
     """Rows (dicts keyed by column name; missing keys are null) of one table as a tagged batch."""
     n = len(rows)
-    filled = pa.array(rows, type=STRUCTS[table])  # dicts -> struct array in C++; absent keys become nulls
+    try:
+        filled = pa.array(rows, type=STRUCTS[table])  # dicts -> struct array in C++; absent keys become nulls
+    except CONVERSION_ERRORS:
+        filled = pa.array([_fit(row, STRUCTS[table]) for row in rows], type=STRUCTS[table])
     arrays = [pa.array([table] * n, type=pa.string())]
     for name, t in STRUCTS.items():
         arrays.append(filled if name == table else pa.nulls(n, type=t))

@@ -41,3 +41,15 @@ def test_the_configured_decompression_limit_is_applied_to_metadata_records():
     assert outcome.status == "quarantined" and outcome.error.kind == "decompression_bomb"
     generous = FileOutcome()
     assert len(list(record_rows(_segment(), generous, {"copy_id": "c"}))) == 203 and generous.status == "ok"
+
+
+def test_a_value_that_does_not_fit_its_column_is_nulled_and_explained_not_fatal():
+    from jobs.ingest.tagged_rows import to_batch
+
+    good = {"copy_id": "c", "offset": 1, "leader_epoch": 3}
+    bad = {"copy_id": "c", "offset": 2, "leader_epoch": 99_999_999_999}  # past int32: hostile dump text
+    batch = to_batch("bronze_metadata_records", [good, bad]).to_pylist()
+    rows = [r["bronze_metadata_records"] for r in batch]
+    assert rows[0]["leader_epoch"] == 3 and rows[0]["error_kind"] is None
+    assert rows[1]["leader_epoch"] is None and rows[1]["offset"] == 2
+    assert rows[1]["error_kind"] == "value_too_large" and "leader_epoch" in rows[1]["error_message"]
