@@ -181,22 +181,40 @@ def compute_copies(batches: DataFrame, copy_facts: Iterable[tuple], has_batches:
     return copies_df, (Authoritative(auth["copy_id"], sequence_snapshot) if auth is not None else None)
 
 
-def flag_sequence(records: DataFrame, auth: Optional[Authoritative]) -> DataFrame:
+def flag_sequence(records: DataFrame, auth: Optional[Authoritative], overlapping: bool = True) -> DataFrame:
     """``in_authoritative_sequence`` on decoded records: the authoritative copy's log from the sequence snapshot
-    on, plus that snapshot; each offset once when a copy holds the same batch in two files."""
+    on, plus that snapshot; each offset once when a copy holds the same batch in two files.
+
+    :param overlapping: False when the caller knows no two files of the authoritative copy hold the same
+        offset (:func:`copy_files_overlap`; Kafka's own segments never do): no window, no shuffle."""
     records = records.drop("in_authoritative_sequence")
     columns = records.columns + ["in_authoritative_sequence"]
     if auth is None:
         return records.withColumn("in_authoritative_sequence", F.lit(False)).select(columns)
     snap = auth.sequence_snapshot
-    others = records.where(~F.col("copy_id").eqNullSafe(auth.copy_id)).withColumn("in_authoritative_sequence", F.lit(False))
+    ours_only = F.col("copy_id").eqNullSafe(auth.copy_id)
     in_log = (F.col("section") == "log") & (F.lit(snap).isNull() | (F.col("offset") >= F.lit(snap)))
     in_snap = (F.col("section") == "snapshot") & (F.col("snapshot_end_offset") == F.lit(snap))
+    if not overlapping:
+        return records.withColumn("in_authoritative_sequence",
+                                  F.coalesce(ours_only & (in_log | in_snap), F.lit(False))).select(columns)
+    others = records.where(~ours_only).withColumn("in_authoritative_sequence", F.lit(False))
     once = Window.partitionBy("section", "snapshot_end_offset", "offset").orderBy("source_file")
-    ours = (records.where(F.col("copy_id") == auth.copy_id)
+    ours = (records.where(ours_only)
             .withColumn("in_authoritative_sequence",
                         F.coalesce((in_log | in_snap) & (F.row_number().over(once) == 1), F.lit(False))))
     return others.select(columns).unionByName(ours.select(columns))
+
+
+def copy_files_overlap(batches: DataFrame, auth: Optional[Authoritative]) -> bool:
+    """Whether two files of the authoritative copy hold the same offset of its log or of one snapshot (e.g. a
+    segment dumped twice as text); a small job over that copy's batch rows."""
+    if auth is None:
+        return False
+    ours = batches.where((F.col("copy_id") == auth.copy_id) & F.col("base_offset").isNotNull())
+    per_offset = ours.groupBy("section", "snapshot_end_offset", "base_offset").agg(
+        F.countDistinct("source_file").alias("n"))
+    return per_offset.where("n > 1").limit(1).count() > 0
 
 
 def files_with_unmatched_batches(batches: DataFrame, auth: Optional[Authoritative]) -> List[str]:

@@ -32,7 +32,7 @@ from . import metadata_files, tagged_rows
 from .decode_tasks import UNIT_DDL, map_partition
 from .discover import WorkUnit, discover, plan_tasks
 from .log_dir_rows import DecodeOptions
-from .metadata_copies import compute_copies, files_with_unmatched_batches, flag_sequence
+from .metadata_copies import compute_copies, copy_files_overlap, files_with_unmatched_batches, flag_sequence
 from .metadata_sequence import decode_sequence, fold_decoded_outcomes
 
 TABLE_SPECS: Dict[str, TableSpec] = {t.name: t for t in bronze.TABLES}
@@ -207,7 +207,7 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
     if sequence.records is not None:
         records = records.unionByName(sequence.records)
     records = records.drop("source_broker_id").join(broker_of_copy, "copy_id", "left")
-    flagged = flag_sequence(records, auth)
+    flagged = flag_sequence(records, auth, overlapping=copy_files_overlap(batches, auth) if batch_count else True)
     files = fold_decoded_outcomes(part(bronze.INGEST_FILES.name), locators, sequence.outcomes, file_status)
 
     c, r = capture_id, run_id

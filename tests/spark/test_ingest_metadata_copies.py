@@ -81,3 +81,26 @@ def test_flag_sequence_marks_the_log_from_the_snapshot_and_that_snapshot_once(sp
     got = sorted((r["section"], r["offset"], r["source_file"]) for r in flagged.where("in_authoritative_sequence").collect())
     assert got == [("log", 10, "a.log"), ("log", 11, "a.log"), ("snapshot", 0, "s10")]
     assert flagged.count() == len(rows)
+
+
+@pytest.mark.spark
+def test_without_overlapping_files_the_sequence_needs_no_window_and_flags_the_same(spark):
+    from jobs.ingest.metadata_copies import copy_files_overlap
+
+    segments = _log("c", 1, [(0, 4, 1, 10), (5, 9, 1, 11)])
+    twice = segments + [("c", 1, "dump_log_text", "log", None, 5, 9, 1, 11, True)]
+    auth = Authoritative("c", 5)
+    assert not copy_files_overlap(spark.createDataFrame([r[:5] + ("a.log" if r[5] == 0 else "b.log",) + r[5:]
+                                                         for r in segments], BATCH_DDL_FILES), auth)
+    assert copy_files_overlap(spark.createDataFrame([r[:5] + (f"f{i}",) + r[5:] for i, r in enumerate(twice)],
+                                                    BATCH_DDL_FILES), auth)
+    rows = [("c", "log", None, o, "a.log" if o < 5 else "b.log") for o in range(10)] + [("c", "snapshot", 5, 0, "s")]
+    records = spark.createDataFrame(rows, "copy_id string, section string, snapshot_end_offset long, offset long, "
+                                          "source_file string")
+    fast = {(r["section"], r["offset"]) for r in flag_sequence(records, auth, overlapping=False)
+            .where("in_authoritative_sequence").collect()}
+    slow = {(r["section"], r["offset"]) for r in flag_sequence(records, auth).where("in_authoritative_sequence").collect()}
+    assert fast == slow == {("log", o) for o in range(5, 10)} | {("snapshot", 0)}
+
+
+BATCH_DDL_FILES = BATCH_DDL.replace("snapshot_end_offset long, ", "snapshot_end_offset long, source_file string, ")
