@@ -16,6 +16,8 @@ from typing import Optional
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from jobs.ingest.metadata_copies import Authoritative, copy_files_overlap
+
 from .frames import materialize
 
 SNAPSHOT_POS_BASE = -(1 << 40)  # snapshot records sort before every log offset
@@ -62,7 +64,10 @@ def _is_log(_unused=None):
     return _section() == "log"
 
 
-def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFrame) -> MetadataLog:
+def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFrame,
+                       batches: Optional[DataFrame] = None) -> MetadataLog:
+    """The metadata log as reconcile sees it (module docstring). ``batches`` (bronze_metadata_batches) lets
+    the history skip its once-per-offset window when no two files of the authoritative copy overlap."""
     recs = records.filter(F.col("offset").isNotNull())
     from_copies = True
     auth = (copies.filter(F.col("is_authoritative"))
@@ -100,10 +105,11 @@ def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFram
         divergence = _divergence(log_records, copy_id)
     # history: the authoritative copy's retained log, once per offset (other copies only repeat it, and at
     # 100 brokers x 1M records reading them all would cost 100x)
-    once = Window.partitionBy("offset").orderBy("source_file")
-    history = (_slim(recs.filter((F.col("copy_id") == copy_id) & _is_log())
-                     .withColumn("_rn", F.row_number().over(once)).filter("_rn = 1"))
-               .withColumn("pos", F.col("offset")))
+    ours = recs.filter((F.col("copy_id") == copy_id) & _is_log())
+    if _may_repeat_offsets(batches, copy_id):
+        ours = ours.withColumn("_rn", F.row_number().over(Window.partitionBy("offset").orderBy("source_file")))
+        ours = ours.filter("_rn = 1")
+    history = _slim(ours).withColumn("pos", F.col("offset"))
     history = materialize(_drop_uncommitted(history))
     history_data = history.filter(~F.coalesce(F.col("is_control"), F.lit(False)) & F.col("error_kind").isNull()
                                   & ~F.col("record_type").isin(*TXN_MARKERS))
@@ -131,6 +137,13 @@ def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFram
         image = history_data
     return MetadataLog(True, copy_id, snap_end, stats["start"], stats["start_time"], bound, image, history_data,
                        log_records, divergence)
+
+
+def _may_repeat_offsets(batches: Optional[DataFrame], copy_id: str) -> bool:
+    """Whether two files of the copy may hold one offset: unknown without its batch rows (then dedupe)."""
+    if batches is None or batches.where(F.col("copy_id") == copy_id).limit(1).count() == 0:
+        return True
+    return copy_files_overlap(batches, Authoritative(copy_id, None))
 
 
 def _divergence(log_records: DataFrame, auth_copy: str) -> DataFrame:

@@ -39,7 +39,8 @@ class ControllerView:
 
 
 def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds) -> ControllerView:
-    ml = build_metadata_log(spark, bronze["bronze_metadata_records"], bronze["bronze_metadata_copies"])
+    ml = build_metadata_log(spark, bronze["bronze_metadata_records"], bronze["bronze_metadata_copies"],
+                            bronze.get("bronze_metadata_batches"))
     events = bronze["bronze_zk_events"]
     has_zk = events.filter(F.col("source_kind") == "znode_dump").limit(1).count() > 0
     has_kraft = ml.present and ml.image.limit(1).count() > 0
