@@ -111,26 +111,27 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
     yield from sink.ready()
 
 
+def _unread(unit: Dict[str, Any], sink: RowSink, why: str) -> Iterator[pa.RecordBatch]:
+    """One quarantined bronze_ingest_files row for an entry the ingest deliberately does not read."""
+    sink.add(FILES, {"path": unit["display"], "file_kind": "other", "log_dir": None, "bytes": None,
+                     "status": "quarantined", "error_kind": "unsafe_path", "error_message": why, "rows_produced": 0})
+    yield from sink.ready()
+
+
 def report_link_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions) -> Iterator[pa.RecordBatch]:
-    """A symbolic link inside the capture: one quarantined row saying where it points; never followed."""
+    """A symbolic link inside the capture: reported with where it points; never followed."""
     try:
         target = os.readlink(unit["path"])
     except OSError as exc:
         target = f"(unreadable: {exc})"
-    sink.add(FILES, {"path": unit["display"], "file_kind": "other", "log_dir": None, "bytes": None,
-                     "status": "quarantined", "error_kind": "unsafe_path",
-                     "error_message": f"symbolic link to {target!r} not followed (it could lead outside the capture); "
-                                      "pass its target as a capture root, or copy it in", "rows_produced": 0})
-    yield from sink.ready()
+    return _unread(unit, sink, f"symbolic link to {target!r} not followed (it could lead outside the capture); "
+                               "pass its target as a capture root, or copy it in")
 
 
 def report_bad_name_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions) -> Iterator[pa.RecordBatch]:
-    """An entry whose name is not UTF-8, outside any log dir: one quarantined row (name shown escaped)."""
-    sink.add(FILES, {"path": unit["display"], "file_kind": "other", "log_dir": None, "bytes": None,
-                     "status": "quarantined", "error_kind": "unsafe_path",
-                     "error_message": "the name is not valid UTF-8 (shown with \\xNN escapes); not read. Rename it, "
-                                      "or collect its log dir with kafka-recon collect", "rows_produced": 0})
-    yield from sink.ready()
+    """An entry whose name is not UTF-8, outside any log dir (name shown escaped)."""
+    return _unread(unit, sink, "the name is not valid UTF-8 (shown with \\xNN escapes); not read. Rename it, "
+                               "or collect its log dir with kafka-recon collect")
 
 
 HANDLERS = {"log_dir": decode_log_dir_unit, "pack": decode_pack_unit, "link": report_link_unit,

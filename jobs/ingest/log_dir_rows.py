@@ -356,18 +356,11 @@ class LogDirDecoder:
         source = {"copy_id": copy_id, "source_file": self._path(entry["path"]),
                   "source_kind": {"log": "segment", "snapshot": "snapshot", "bootstrap": "bootstrap"}[section],
                   "section": section, "snapshot_end_offset": snapshot_end}
+        locator = self.locate(entry["path"]) if self.locate is not None else None
         try:
-            if section == "bootstrap" or self.locate is None:
-                for row in metadata_files.record_rows(data, outcome, source,
-                                                      self.options.decompression_limit_bytes):
-                    self.sink.add(metadata_files.RECORDS, row)  # decode_entries flushes between entries
-                if section == "bootstrap":
-                    return
-                if hasattr(data, "seek"):
-                    data.seek(0)
-            metadata_files.emit_batches(data, self.sink, outcome, source)
-            if self.locate is not None:
-                metadata_files.add_locator(self.sink, source, self.locate(entry["path"]), outcome)
+            for row in metadata_files.first_pass(data, self.sink, outcome, source, locator,
+                                                 self.options.decompression_limit_bytes):
+                self.sink.add(metadata_files.RECORDS, row)  # decode_entries flushes between entries
         finally:
             if hasattr(data, "close"):
                 data.close()

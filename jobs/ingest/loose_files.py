@@ -219,16 +219,11 @@ def _metadata_file(item: LooseFile, sink: RowSink, outcome: FileOutcome, kind: s
                    name: str, locator: Optional[Dict[str, Any]], decompression_limit: int) -> Iterator:
     source = metadata_source(item, kind, folder, name)
     with item.open_binary() as stream:
-        data = readable(stream)
-        if source["section"] == "bootstrap" or locator is None:
-            yield from metadata_files.emit_records(data, sink, outcome, source, decompression_limit)
-            if source["section"] == "bootstrap":
-                return
-            if hasattr(data, "seek"):
-                data.seek(0)
-        metadata_files.emit_batches(data, sink, outcome, source)
-        if locator is not None:
-            metadata_files.add_locator(sink, source, dict(locator, format="binary"), outcome)
+        located = dict(locator, format="binary") if locator is not None else None
+        for row in metadata_files.first_pass(readable(stream), sink, outcome, source, located, decompression_limit):
+            sink.add(metadata_files.RECORDS, row)
+            if outcome.rows % 4096 == 0:
+                yield from sink.ready()
 
 
 def _dump_events(lines):

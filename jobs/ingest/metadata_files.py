@@ -53,6 +53,22 @@ def emit_records(data: Any, sink, outcome, source: Mapping[str, Any],
             yield from sink.ready()
 
 
+def first_pass(data: Any, sink, outcome, source: Mapping[str, Any], locator: Optional[Mapping[str, Any]],
+               max_decompressed_bytes: int = DEFAULT_DECOMPRESSION_LIMIT) -> Iterator[Dict[str, Any]]:
+    """What the first pass does with one metadata file. Yields the record rows to keep now (bootstrap files,
+    or any file that cannot be reopened: ``locator`` None) for the caller to add and flush as it can; then adds
+    the batch rows and the locator to ``sink``."""
+    if source.get("section") == "bootstrap" or locator is None:
+        yield from record_rows(data, outcome, source, max_decompressed_bytes)
+        if source.get("section") == "bootstrap":
+            return
+        if hasattr(data, "seek"):
+            data.seek(0)
+    emit_batches(data, sink, outcome, source)
+    if locator is not None:
+        add_locator(sink, source, locator, outcome)
+
+
 def add_locator(sink, source: Mapping[str, Any], locator: Mapping[str, Any], outcome) -> None:
     """The fact the driver uses to pick and reopen this file: where it is, which copy, and how the scan went."""
     detail = dict(locator, copy_id=source.get("copy_id"), section=source.get("section"),
