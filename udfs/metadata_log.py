@@ -439,7 +439,8 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False,
 
 def iter_metadata_records(source, start: int = 0, verify_crc: bool = True, trust_bad_crc: bool = False,
                           end_info: Optional[SegmentEnd] = None,
-                          max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES) -> Iterator[MetadataRecord]:
+                          max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES,
+                          end: Optional[int] = None) -> Iterator[MetadataRecord]:
     """Every record of a metadata ``.log`` segment, ``.checkpoint`` snapshot or ``bootstrap.checkpoint``.
 
     :param source: a path, a binary file object, or bytes
@@ -447,6 +448,8 @@ def iter_metadata_records(source, start: int = 0, verify_crc: bool = True, trust
         as one ``crc_mismatch`` error record and skip its records, as raft recovery would drop it)
     :param end_info: filled with ``valid_bytes`` / zero tail / framing error when iteration ends
     :param max_decompressed_bytes: a compressed batch inflating past this is a ``decompression_bomb`` error
+    :param start, end: read only the batches starting in ``[start, end)`` (byte positions of batch starts,
+        e.g. from :func:`iter_metadata_batches`), so several workers can share one large file
 
     Example::
 
@@ -454,6 +457,11 @@ def iter_metadata_records(source, start: int = 0, verify_crc: bool = True, trust
             print(rec.offset, rec.type, rec.payload_json())
     """
     for item in record_batch.read_batches(source, start=start, verify_crc=verify_crc, end_info=end_info):
+        if end is not None:
+            at = item.header.position if isinstance(item, Batch) else (
+                item.position if isinstance(item, LegacyEntry) else item.offset)
+            if at is not None and at >= end:
+                return
         if isinstance(item, Batch):
             yield from records_of_batch(item, trust_bad_crc, max_decompressed_bytes)
         elif isinstance(item, LegacyEntry):

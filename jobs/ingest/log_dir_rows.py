@@ -72,6 +72,8 @@ class DecodeOptions:
     # metadata-log segments and snapshots: batch summaries now, records in the second pass for the copies
     # that need them (False: records now, for every copy; for callers without the second pass)
     defer_metadata_records: bool = True
+    # the second pass cuts a metadata segment or snapshot larger than this into parts decoded in parallel
+    metadata_chunk_bytes: int = 16 * 1024 * 1024
 
 
 @dataclass
@@ -358,9 +360,9 @@ class LogDirDecoder:
                   "section": section, "snapshot_end_offset": snapshot_end}
         locator = self.locate(entry["path"]) if self.locate is not None else None
         try:
-            for row in metadata_files.first_pass(data, self.sink, outcome, source, locator,
-                                                 self.options.decompression_limit_bytes):
-                self.sink.add(metadata_files.RECORDS, row)  # decode_entries flushes between entries
+            for block in metadata_files.first_pass(data, self.sink, outcome, source, locator,
+                                                   self.options.decompression_limit_bytes):
+                self.sink.add_block(metadata_files.RECORDS, block)  # decode_entries flushes between entries
         finally:
             if hasattr(data, "close"):
                 data.close()

@@ -20,7 +20,7 @@ from udfs.errors import DecodeError
 
 from . import metadata_files
 from .log_dir_rows import FILES, FileOutcome
-from .metadata_rows import batch_row, metadata_row
+from .metadata_rows import RecordColumns, batch_row
 from .tagged_rows import RowSink
 
 HEAD_BYTES = 64 * 1024
@@ -220,10 +220,9 @@ def _metadata_file(item: LooseFile, sink: RowSink, outcome: FileOutcome, kind: s
     source = metadata_source(item, kind, folder, name)
     with item.open_binary() as stream:
         located = dict(locator, format="binary") if locator is not None else None
-        for row in metadata_files.first_pass(readable(stream), sink, outcome, source, located, decompression_limit):
-            sink.add(metadata_files.RECORDS, row)
-            if outcome.rows % 4096 == 0:
-                yield from sink.ready()
+        for block in metadata_files.first_pass(readable(stream), sink, outcome, source, located, decompression_limit):
+            sink.add_block(metadata_files.RECORDS, block)
+            yield from sink.ready()
 
 
 def _dump_events(lines):
@@ -260,6 +259,7 @@ def _dump_text(item: LooseFile, sink: RowSink, outcome: FileOutcome, folder: str
     wanted = False
     skipped = 0
     decode_now = locator is None or records_only
+    columns = RecordColumns(metadata_files.BLOCK_ROWS)
     copy_source = {"copy_id": folder, "source_file": item.display, "source_kind": "dump_log_text", "section": "dump",
                    "snapshot_end_offset": None}
     with item.open_text() as lines:
@@ -290,12 +290,17 @@ def _dump_text(item: LooseFile, sink: RowSink, outcome: FileOutcome, folder: str
             if part == "bootstrap" and records_only:
                 continue  # the first pass decoded it
             if part == "bootstrap" or decode_now:
-                sink.add(metadata_files.RECORDS, metadata_row(value, source))
+                columns.add(value, source)
                 outcome.rows += 1
+                if columns.full():
+                    sink.add_block(metadata_files.RECORDS, columns.take(metadata_files.RECORDS_STRUCT))
+                    yield from sink.ready()
             if value.error is not None:
                 outcome.fail(value.error)
             if outcome.rows % 4096 == 0:
                 yield from sink.ready()
+    if len(columns):
+        sink.add_block(metadata_files.RECORDS, columns.take(metadata_files.RECORDS_STRUCT))
     if skipped and not outcome.rows:
         outcome.note = f"dump of a non-metadata file ({skipped} records not used)"
     elif locator is not None and not records_only and outcome.rows:

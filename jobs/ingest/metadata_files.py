@@ -8,16 +8,19 @@ and decodes their records. Bootstrap files are small and not copies of the log: 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterator, Mapping, Optional
+from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
 from udfs import metadata_log
 
-from .metadata_rows import batch_row, metadata_row
+from .metadata_rows import RecordColumns, batch_row
+from .tagged_rows import STRUCTS
 
 BATCHES = "bronze_metadata_batches"
 RECORDS = "bronze_metadata_records"
 FACT = "metadata_file"
 DECODED_FACT = "metadata_file_decoded"
+RECORDS_STRUCT = STRUCTS[RECORDS]
+BLOCK_ROWS = 4096
 # DecodeOptions.decompression_limit_bytes's default (conf ingest.decompression_limit_bytes): raft batches are at
 # most 8 MiB, so 64 MiB is generous for a real batch and still bounds a bomb
 DEFAULT_DECOMPRESSION_LIMIT = 64 * 1024 * 1024
@@ -32,34 +35,42 @@ def emit_batches(data: Any, sink, outcome, source: Mapping[str, Any]) -> None:
             outcome.fail(summary["error"])
 
 
-def record_rows(data: Any, outcome, source: Mapping[str, Any],
-                max_decompressed_bytes: int = DEFAULT_DECOMPRESSION_LIMIT) -> Iterator[Dict[str, Any]]:
+def record_blocks(data: Any, outcome, source: Mapping[str, Any],
+                  max_decompressed_bytes: int = DEFAULT_DECOMPRESSION_LIMIT, start: int = 0,
+                  end: Optional[int] = None) -> Iterator[Any]:
     """bronze_metadata_records rows of one metadata file (bootstrap files now, the authoritative copy in the
-    second pass); the caller adds them to its sink and flushes as it sees fit. A batch inflating past
-    ``max_decompressed_bytes`` (``ingest.decompression_limit_bytes``) is a decompression_bomb error row."""
-    for record in metadata_log.iter_metadata_records(data, max_decompressed_bytes=max_decompressed_bytes):
+    second pass) as struct arrays of at most :data:`BLOCK_ROWS` rows (memory stays flat); the caller adds
+    them to its sink. A batch inflating past ``max_decompressed_bytes`` (``ingest.decompression_limit_bytes``)
+    is a decompression_bomb error row. ``start``/``end``: only the batches starting in that byte range."""
+    columns = RecordColumns(BLOCK_ROWS)
+    for record in metadata_log.iter_metadata_records(data, start=start, end=end,
+                                                     max_decompressed_bytes=max_decompressed_bytes):
         outcome.rows += 1
         if record.error is not None:
             outcome.fail(record.error)
-        yield metadata_row(record, source)
+        columns.add(record, source)
+        if columns.full():
+            yield columns.take(RECORDS_STRUCT)
+    if len(columns):
+        yield columns.take(RECORDS_STRUCT)
 
 
 def emit_records(data: Any, sink, outcome, source: Mapping[str, Any],
-                 max_decompressed_bytes: int = DEFAULT_DECOMPRESSION_LIMIT) -> Iterator:
-    """:func:`record_rows` into ``sink``, yielding ready batches every 4096 rows (memory stays flat)."""
-    for row in record_rows(data, outcome, source, max_decompressed_bytes):
-        sink.add(RECORDS, row)
-        if outcome.rows % 4096 == 0:
-            yield from sink.ready()
+                 max_decompressed_bytes: int = DEFAULT_DECOMPRESSION_LIMIT, start: int = 0,
+                 end: Optional[int] = None) -> Iterator:
+    """:func:`record_blocks` into ``sink``, yielding each ready batch at once."""
+    for block in record_blocks(data, outcome, source, max_decompressed_bytes, start, end):
+        sink.add_block(RECORDS, block)
+        yield from sink.ready()
 
 
 def first_pass(data: Any, sink, outcome, source: Mapping[str, Any], locator: Optional[Mapping[str, Any]],
-               max_decompressed_bytes: int = DEFAULT_DECOMPRESSION_LIMIT) -> Iterator[Dict[str, Any]]:
-    """What the first pass does with one metadata file. Yields the record rows to keep now (bootstrap files,
-    or any file that cannot be reopened: ``locator`` None) for the caller to add and flush as it can; then adds
-    the batch rows and the locator to ``sink``."""
+               max_decompressed_bytes: int = DEFAULT_DECOMPRESSION_LIMIT) -> Iterator[Any]:
+    """What the first pass does with one metadata file. Yields the record blocks to keep now (bootstrap
+    files, or any file that cannot be reopened: ``locator`` None) for the caller to add and flush as it can;
+    then adds the batch rows and the locator to ``sink``."""
     if source.get("section") == "bootstrap" or locator is None:
-        yield from record_rows(data, outcome, source, max_decompressed_bytes)
+        yield from record_blocks(data, outcome, source, max_decompressed_bytes)
         if source.get("section") == "bootstrap":
             return
         if hasattr(data, "seek"):
@@ -78,11 +89,26 @@ def add_locator(sink, source: Mapping[str, Any], locator: Mapping[str, Any], out
                                "detail": json.dumps(detail, sort_keys=True)})
 
 
-def add_decoded(sink, path: str, records: int, error) -> None:
-    """The second pass's outcome for one file (folded into its bronze_ingest_files row by the driver)."""
-    detail: Optional[Dict[str, Any]] = None
+def add_decoded(sink, path: str, records: int, error, start: int = 0) -> None:
+    """The second pass's outcome for one file, or for the part of it from byte ``start`` (folded into the
+    file's bronze_ingest_files row by the driver: records summed, the first part's error kept)."""
+    detail: Dict[str, Any] = {"start": start}
     if error is not None:
-        detail = {"message": error.message, "offset": error.offset, "line": error.line}
+        detail.update(message=error.message, offset=error.offset, line=error.line)
     sink.add("_ingest_facts", {"fact": DECODED_FACT, "source": path, "long_value": records,
                                "text_value": error.kind if error is not None else None,
-                               "detail": json.dumps(detail) if detail else None})
+                               "detail": json.dumps(detail)})
+
+
+def merge_decoded(parts: Iterable[Tuple[int, Optional[str], Optional[str]]]
+                  ) -> Tuple[int, Optional[str], Optional[str]]:
+    """One file's outcome from its parts' ``(records, error kind, detail JSON)``: the records summed, and the
+    error of the part that starts first (the file's first error)."""
+    total, first = 0, None
+    for records, kind, detail in parts:
+        total += records
+        info = json.loads(detail) if detail else {}
+        start = info.pop("start", 0)
+        if kind is not None and (first is None or start < first[0]):
+            first = (start, kind, json.dumps(info))
+    return (total, None, None) if first is None else (total, first[1], first[2])

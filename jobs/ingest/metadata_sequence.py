@@ -23,7 +23,7 @@ from . import metadata_files
 from .filesystems import open_root
 from .log_dir_rows import DecodeOptions, FileOutcome
 from .loose_files import LooseFile, _dump_text, readable
-from .tagged_rows import RowSink
+from .tagged_rows import SEQUENCE_TABLES, RowSink
 
 SEQUENCE_UNIT_DDL = "locator string"
 SOURCE_KEYS = ("copy_id", "source_file", "source_kind", "section", "snapshot_end_offset")
@@ -60,20 +60,40 @@ def _open_path(loc: Dict[str, Any]) -> Callable[[], Any]:
     return lambda: filesystem.open_input_file(path)
 
 
+def is_binary(loc: Dict[str, Any]) -> bool:
+    return loc.get("format") != "dump_text"
+
+
+def split_files(chosen: List[Dict[str, Any]], starts: Dict[str, List[int]]) -> List[List[Dict[str, Any]]]:
+    """Tasks for the second pass: each binary file cut at the batch positions in ``starts`` (its first chunk
+    starts at 0, its last runs to the end of the file, so nothing is skipped), one chunk per task; the members
+    of one pack share a task per chunk index (a task streams its pack once)."""
+    groups: Dict[Any, Dict[int, List[Dict[str, Any]]]] = {}
+    for loc in chosen:
+        key = (loc["root"], loc["path"]) if loc.get("kind") == "pack_member" else loc["source_file"]
+        cuts = sorted(p for p in set(starts.get(loc["source_file"], ())) if p > 0) if is_binary(loc) else []
+        bounds = [0, *cuts, None]
+        for index, (start, end) in enumerate(zip(bounds, bounds[1:], strict=False)):
+            chunk = dict(loc, start=start, end=end) if cuts else dict(loc)
+            groups.setdefault(key, {}).setdefault(index, []).append(chunk)
+    return [task for by_index in groups.values() for task in by_index.values()]
+
+
 def _decode_file(loc: Dict[str, Any], sink: RowSink, data_opener: Callable[[], Any],
                  options: DecodeOptions) -> Iterator[pa.RecordBatch]:
     outcome = FileOutcome()
     try:
         item = LooseFile(data_opener, loc["source_file"], None, None)
-        if loc.get("format") == "dump_text":
+        if not is_binary(loc):
             yield from _dump_text(item, sink, outcome, loc["copy_id"], loc, records_only=True)
         else:
             with item.open_binary() as stream:
                 yield from metadata_files.emit_records(readable(stream), sink, outcome, _source(loc),
-                                                       options.decompression_limit_bytes)
+                                                       options.decompression_limit_bytes,
+                                                       start=loc.get("start") or 0, end=loc.get("end"))
     except (OSError, EOFError, ValueError) as exc:  # gone or changed since the first pass
         outcome.fail(DecodeError("io_error", f"second pass could not read the file: {type(exc).__name__}: {exc}"))
-    metadata_files.add_decoded(sink, loc["source_file"], outcome.rows, outcome.error)
+    metadata_files.add_decoded(sink, loc["source_file"], outcome.rows, outcome.error, loc.get("start") or 0)
     yield from sink.ready()
 
 
@@ -92,7 +112,7 @@ def _decode_pack(root: str, path: str, members: List[Dict[str, Any]], sink: RowS
             if content is None:
                 outcome = FileOutcome()
                 outcome.fail(DecodeError("io_error", "second pass: the pack member has no embedded bytes"))
-                metadata_files.add_decoded(sink, loc["source_file"], 0, outcome.error)
+                metadata_files.add_decoded(sink, loc["source_file"], 0, outcome.error, loc.get("start") or 0)
                 continue
             yield from _decode_file(loc, sink, lambda data=content: io.BytesIO(data), options)
             if not wanted:
@@ -100,13 +120,13 @@ def _decode_pack(root: str, path: str, members: List[Dict[str, Any]], sink: RowS
         reader.close()
     for loc in wanted.values():
         error = DecodeError("io_error", "second pass: the member is no longer in the pack")
-        metadata_files.add_decoded(sink, loc["source_file"], 0, error)
+        metadata_files.add_decoded(sink, loc["source_file"], 0, error, loc.get("start") or 0)
 
 
 def decode_sequence_files(locators: Iterable[Dict[str, Any]], options: DecodeOptions) -> Iterator[pa.RecordBatch]:
     """Records of the given files, as tagged batches (the body of ``mapInArrow``); packs are grouped so each
     is streamed once. A failure is reported for its file; the others go on."""
-    sink = RowSink(options.batch_rows)
+    sink = RowSink(options.batch_rows, SEQUENCE_TABLES)
     packs: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
     for loc in locators:
         if loc.get("kind") == "pack_member":
@@ -148,11 +168,29 @@ class SequenceResult:
     rows_emitted: Dict[str, int] = field(default_factory=dict)
 
 
+def chunk_starts(batches, files: List[str], chunk_bytes: int) -> Dict[str, List[int]]:
+    """Where to cut each of ``files`` for the second pass: per ``chunk_bytes`` of the file, the position of
+    the first batch starting there (from the first pass's batch rows: a few rows per file come back)."""
+    from pyspark.sql import functions as F
+
+    if batches is None or not files or chunk_bytes <= 0:
+        return {}
+    rows = (batches.where(F.col("source_file").isin(files) & F.col("base_offset").isNotNull()
+                          & F.col("position").isNotNull())
+            .groupBy("source_file", F.floor(F.col("position") / F.lit(chunk_bytes)).alias("chunk"))
+            .agg(F.min("position").alias("start")).collect())
+    starts: Dict[str, List[int]] = {}
+    for row in rows:
+        starts.setdefault(row["source_file"], []).append(int(row["start"]))
+    return starts
+
+
 def decode_sequence(spark, locators: List[Dict[str, Any]], auth, options: DecodeOptions,
-                    persisted: List[Any], unmatched: Iterable[str] = ()) -> SequenceResult:
-    """Decode the authoritative copy's files (and the ``unmatched`` files of other copies) on executors, one
-    task per file or per pack; the output is persisted (appended to ``persisted``) and its per-file facts
-    come back to the driver."""
+                    persisted: List[Any], unmatched: Iterable[str] = (), batches=None) -> SequenceResult:
+    """Decode the authoritative copy's files (and the ``unmatched`` files of other copies) on executors: a
+    large segment or snapshot is cut at batch starts (``batches``: the first pass's rows) into parts of about
+    ``options.metadata_chunk_bytes``, one task per part, so one big file is decoded by every core. The output
+    is persisted (appended to ``persisted``) and its per-file facts come back to the driver."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -163,23 +201,25 @@ def decode_sequence(spark, locators: List[Dict[str, Any]], auth, options: Decode
     chosen = select_files(locators, auth.copy_id, auth.sequence_snapshot, unmatched)
     if not chosen:
         return SequenceResult(None)
-    groups: Dict[Any, List[str]] = {}
-    for loc in chosen:
-        key = (loc["root"], loc["path"]) if loc.get("kind") == "pack_member" else loc["source_file"]
-        groups.setdefault(key, []).append(json.dumps(loc))
-    tasks = list(groups.values())
+    starts = chunk_starts(batches, sorted({loc["source_file"] for loc in chosen if is_binary(loc)}),
+                          options.metadata_chunk_bytes)
+    tasks = [[json.dumps(loc) for loc in task] for task in split_files(chosen, starts)]
     rdd = spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(lambda task: [(text,) for text in task])
-    tagged = (spark.createDataFrame(rdd, SEQUENCE_UNIT_DDL).mapInArrow(map_sequence(options), spark_schema())
+    tagged = (spark.createDataFrame(rdd, SEQUENCE_UNIT_DDL)
+              .mapInArrow(map_sequence(options), spark_schema(SEQUENCE_TABLES))
               .persist(StorageLevel.MEMORY_AND_DISK))
     persisted.append(tagged)
     facts = [r[FACTS.name].asDict() for r in tagged.where(F.col("table") == FACTS.name).select(FACTS.name).collect()]
     result = SequenceResult(tagged.where(F.col("table") == metadata_files.RECORDS).select(
         f"`{metadata_files.RECORDS}`.*"))
+    parts: Dict[str, List[Tuple[int, Optional[str], Optional[str]]]] = {}
     for fact in facts:
         if fact["fact"] == metadata_files.DECODED_FACT:
-            result.outcomes[fact["source"]] = (int(fact["long_value"] or 0), fact["text_value"], fact["detail"])
+            parts.setdefault(fact["source"], []).append((int(fact["long_value"] or 0), fact["text_value"],
+                                                         fact["detail"]))
         elif fact["fact"] == "rows":
             result.rows_emitted[fact["source"]] = result.rows_emitted.get(fact["source"], 0) + int(fact["long_value"] or 0)
+    result.outcomes = {path: metadata_files.merge_decoded(file_parts) for path, file_parts in parts.items()}
     return result
 
 

@@ -74,6 +74,7 @@ def decode_options(cfg) -> DecodeOptions:
         decompression_limit_bytes=int(ingest.get("decompression_limit_bytes", defaults.decompression_limit_bytes)),
         read_data_segment_headers=bool(ingest.get("read_data_segment_headers", defaults.read_data_segment_headers)),
         max_segment_scan_bytes=int(ingest.get("max_segment_scan_bytes", defaults.max_segment_scan_bytes)),
+        metadata_chunk_bytes=int(ingest.get("metadata_chunk_bytes", defaults.metadata_chunk_bytes)),
     )
 
 
@@ -200,7 +201,8 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
                                   has_batches=batch_count > 0)
     locators = [json.loads(f["detail"]) for f in facts if f["fact"] == metadata_files.FACT and f["detail"]]
     unmatched = files_with_unmatched_batches(batches, auth) if batch_count else []
-    sequence = decode_sequence(spark, locators, auth, options, persisted, unmatched)
+    sequence = decode_sequence(spark, locators, auth, options, persisted, unmatched,
+                               batches if batch_count else None)
     for table, count in sequence.rows_emitted.items():
         rows_emitted[table] = rows_emitted.get(table, 0) + count
     records = part(bronze.METADATA_RECORDS.name)

@@ -7,6 +7,7 @@ capture_id / run_id are constants added by the driver, so they are not part of t
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Dict, Iterable, List, Mapping, Tuple
 
 import pyarrow as pa
@@ -51,17 +52,29 @@ def _struct_type(spec: TableSpec) -> pa.StructType:
 
 
 STRUCTS: Dict[str, pa.StructType] = {spec.name: _struct_type(spec) for spec in EMITTED}
-ARROW_SCHEMA = pa.schema([pa.field("table", pa.string())] + [pa.field(name, t) for name, t in STRUCTS.items()])
+ALL_TABLES: Tuple[str, ...] = tuple(STRUCTS)
+# What the second pass emits: a narrow schema, because every struct column costs the JVM per row when it
+# converts and caches the batches (1M records: 9.1 s with all nine tables' columns, far less with two)
+SEQUENCE_TABLES: Tuple[str, ...] = (bronze.METADATA_RECORDS.name, FACTS.name)
 
 
-def spark_schema():
-    """The Spark StructType matching :data:`ARROW_SCHEMA` (built lazily: executors' imports stay Spark-free)."""
+@lru_cache(maxsize=None)
+def arrow_schema(tables: Tuple[str, ...] = ALL_TABLES) -> pa.Schema:
+    """``table`` plus one struct column per table in ``tables``."""
+    return pa.schema([pa.field("table", pa.string())] + [pa.field(name, STRUCTS[name]) for name in tables])
+
+
+ARROW_SCHEMA = arrow_schema()
+
+
+def spark_schema(tables: Tuple[str, ...] = ALL_TABLES):
+    """The Spark StructType matching :func:`arrow_schema` (built lazily: executors' imports stay Spark-free)."""
     from pyspark.sql import types as T
 
     fields = [T.StructField("table", T.StringType(), True)]
-    for spec in EMITTED:
-        payload = [f for f in spec.spark_schema().fields if f.name not in RUN_COLUMNS]
-        fields.append(T.StructField(spec.name, T.StructType(
+    for name in tables:
+        payload = [f for f in BY_NAME[name].spark_schema().fields if f.name not in RUN_COLUMNS]
+        fields.append(T.StructField(name, T.StructType(
             [T.StructField(f.name, f.dataType, True) for f in payload]), True))
     return T.StructType(fields)
 
@@ -69,7 +82,7 @@ def spark_schema():
 CONVERSION_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
 
 
-def _fit(row: Mapping, struct: pa.StructType) -> dict:
+def fit(row: Mapping, struct: pa.StructType) -> dict:
     """A row whose values all fit their column: a value that does not (an epoch past int32 in hostile dump
     text, ...) becomes null, and the row's error columns say which, so no row and no file is lost."""
     out, problems = {}, []
@@ -88,33 +101,46 @@ def _fit(row: Mapping, struct: pa.StructType) -> dict:
     return out
 
 
-def to_batch(table: str, rows: List[Mapping]) -> pa.RecordBatch:
+def to_batch(table: str, rows: List[Mapping], tables: Tuple[str, ...] = ALL_TABLES) -> pa.RecordBatch:
     """Rows (dicts keyed by column name; missing keys are null) of one table as a tagged batch."""
-    n = len(rows)
     try:
         filled = pa.array(rows, type=STRUCTS[table])  # dicts -> struct array in C++; absent keys become nulls
     except CONVERSION_ERRORS:
-        filled = pa.array([_fit(row, STRUCTS[table]) for row in rows], type=STRUCTS[table])
+        filled = pa.array([fit(row, STRUCTS[table]) for row in rows], type=STRUCTS[table])
+    return tagged_batch(table, filled, tables)
+
+
+def tagged_batch(table: str, filled: pa.StructArray, tables: Tuple[str, ...] = ALL_TABLES) -> pa.RecordBatch:
+    """A struct array of one table's rows as a tagged batch (the other tables' columns null)."""
+    n = len(filled)
     arrays = [pa.array([table] * n, type=pa.string())]
-    for name, t in STRUCTS.items():
-        arrays.append(filled if name == table else pa.nulls(n, type=t))
-    return pa.RecordBatch.from_arrays(arrays, schema=ARROW_SCHEMA)
+    for name in tables:
+        arrays.append(filled if name == table else pa.nulls(n, type=STRUCTS[name]))
+    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(tables))
 
 
 class RowSink:
     """Collects rows per table and flushes them as tagged batches of at most ``batch_rows`` rows."""
 
-    def __init__(self, batch_rows: int = 4096) -> None:
+    def __init__(self, batch_rows: int = 4096, tables: Tuple[str, ...] = ALL_TABLES) -> None:
         self.batch_rows = batch_rows
-        self._rows: Dict[str, List[Mapping]] = {name: [] for name in BY_NAME}
-        self.counts: Dict[str, int] = dict.fromkeys(BY_NAME, 0)
+        self.tables = tables  # the struct columns of the emitted batches (adding to another table: KeyError)
+        self._rows: Dict[str, List[Mapping]] = {name: [] for name in tables}
+        self.counts: Dict[str, int] = dict.fromkeys(tables, 0)
         self.newest_mtime = None  # newest file time seen by this task: one fact row at the end
         self._full: List[str] = []  # tables that reached batch_rows since the last ready()
+        self._blocks: List[pa.RecordBatch] = []  # tagged batches built from columns, not yet handed out
         self.file_status: Dict[str, int] = {}  # bronze_ingest_files rows per status, reported as facts
 
     def seen_time(self, moment) -> None:
         if moment is not None and (self.newest_mtime is None or moment > self.newest_mtime):
             self.newest_mtime = moment
+
+    def add_block(self, table: str, block: pa.StructArray) -> None:
+        """Rows already in columns (``metadata_rows.RecordColumns.take``); handed out by the next ready()."""
+        if len(block):
+            self.counts[table] += len(block)
+            self._blocks.append(tagged_batch(table, block, self.tables))
 
     def add(self, table: str, row: Mapping) -> None:
         rows = self._rows[table]
@@ -128,12 +154,14 @@ class RowSink:
 
     def ready(self) -> Iterable[pa.RecordBatch]:
         """Batches of tables that reached ``batch_rows`` (cheap to call after every input: memory stays flat)."""
+        while self._blocks:
+            yield self._blocks.pop(0)
         while self._full:
             table = self._full.pop()
             rows = self._rows[table]
             if len(rows) >= self.batch_rows:
                 self._rows[table] = []
-                yield to_batch(table, rows)
+                yield to_batch(table, rows, self.tables)
 
     def drain(self) -> Iterable[pa.RecordBatch]:
         """Everything still held, plus this task's facts: newest mtime, rows per table, files per status (so
@@ -148,7 +176,8 @@ class RowSink:
             self.add(FACTS.name, {"fact": "files", "source": status, "long_value": count})
         self.counts = dict.fromkeys(self.counts, 0)
         self.file_status = {}
+        yield from self.ready()
         for table, rows in self._rows.items():
             if rows:
-                yield to_batch(table, rows)
+                yield to_batch(table, rows, self.tables)
                 self._rows[table] = []

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from jobs.ingest.log_dir_rows import FileOutcome
-from jobs.ingest.metadata_files import record_rows
+from jobs.ingest.metadata_files import record_blocks
 from udfs import metadata_log
 
 TOPIC = ("TopicRecord", 0, {"name": "orders", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"})
@@ -36,11 +36,12 @@ def test_a_truncated_file_ends_with_a_framing_error_entry():
 
 def test_the_configured_decompression_limit_is_applied_to_metadata_records():
     outcome = FileOutcome()
-    rows = list(record_rows(_segment(), outcome, {"copy_id": "c"}, max_decompressed_bytes=1024))
+    rows = [row for block in record_blocks(_segment(), outcome, {"copy_id": "c"}, max_decompressed_bytes=1024)
+            for row in block.to_pylist()]
     assert [r["error_kind"] for r in rows[3:]] == ["decompression_bomb"]
     assert outcome.status == "quarantined" and outcome.error.kind == "decompression_bomb"
     generous = FileOutcome()
-    assert len(list(record_rows(_segment(), generous, {"copy_id": "c"}))) == 203 and generous.status == "ok"
+    assert sum(map(len, record_blocks(_segment(), generous, {"copy_id": "c"}))) == 203 and generous.status == "ok"
 
 
 def test_a_value_that_does_not_fit_its_column_is_nulled_and_explained_not_fatal():
