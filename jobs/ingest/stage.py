@@ -107,6 +107,14 @@ def _conform(df: DataFrame, spec: TableSpec, capture_id: str, run_id: str,
     return df.select(*cols)
 
 
+def _sized(df: DataFrame, rows: int, rows_per_file: int) -> DataFrame:
+    """``df`` in about ``rows / rows_per_file`` partitions (never more than it has): the first pass leaves one
+    partition per pack or log dir, so without this a 200-row table is written as 100 files, and every job
+    over it (the copies comparison runs several) schedules 100 tasks."""
+    wanted = max(1, -(-rows // max(1, rows_per_file)))
+    return df.coalesce(wanted)
+
+
 def _utc(moment: Optional[datetime]) -> Optional[datetime]:
     """Aware UTC (Spark hands timestamps back naive, in the session's UTC zone)."""
     if moment is None:
@@ -160,8 +168,12 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
     tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
     persisted.append(tagged)
 
+    rows_per_file = int((cfg.get("ingest", {}) if cfg is not None else {}).get("output_rows_per_file", 500_000))
+
     def part(name: str) -> DataFrame:
-        return tagged.where(F.col("table") == name).select(f"`{name}`.*")
+        """One table's rows of the first pass, in partitions sized to its row count (known by now)."""
+        return _sized(tagged.where(F.col("table") == name).select(f"`{name}`.*"), rows_emitted.get(name, 0),
+                      rows_per_file)
 
     # one job decodes everything (persisted) and brings back the small driver-side facts
     facts_name, log_dirs_name = tagged_rows.FACTS.name, bronze.LOG_DIRS.name
