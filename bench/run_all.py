@@ -148,10 +148,12 @@ class TreeSampler:
     root: int
     interval: float = 0.5
     peak_kib: Dict[str, int] = field(default_factory=lambda: {"driver_python": 0, "jvm": 0, "worker_max": 0,
-                                                               "workers_sum": 0, "tree_sum": 0})
+                                                               "workers_sum": 0, "tree_sum": 0,
+                                                               "executor_jvm": 0})
     cpu_ticks: Dict[int, int] = field(default_factory=dict)
     jvm_cmdline: List[str] = field(default_factory=list)
     jvm_pid: Optional[int] = None
+    _executors: Dict[int, bool] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> "TreeSampler":
@@ -188,6 +190,8 @@ class TreeSampler:
             tree_rss += rss
             if pid == self.root:
                 role = "driver_python"
+            elif comm == "java" and self._is_executor(pid):
+                role = "executor_jvm"  # local-cluster: an executor in its own JVM
             elif comm == "java":
                 role = "jvm"
                 if self.jvm_pid != pid:
@@ -203,6 +207,17 @@ class TreeSampler:
             self.peak_kib[role] = max(self.peak_kib[role], hwm)
         self.peak_kib["workers_sum"] = max(self.peak_kib["workers_sum"], workers_rss)
         self.peak_kib["tree_sum"] = max(self.peak_kib["tree_sum"], tree_rss)
+
+    def _is_executor(self, pid: int) -> bool:
+        known = self._executors.get(pid)
+        if known is None:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    known = b"CoarseGrainedExecutorBackend" in f.read()
+            except OSError:
+                known = False
+            self._executors[pid] = known
+        return known
 
     def cpu_seconds(self) -> float:
         return sum(self.cpu_ticks.values()) / os.sysconf("SC_CLK_TCK")
@@ -469,7 +484,8 @@ def verdict(ok: Optional[bool]) -> str:
     return "n/a" if ok is None else ("PASS" if ok else "MISS")
 
 
-def evaluate(runs: List[dict], ingest: Optional[dict], bronze: Optional[dict]) -> List[Tuple[str, str, str]]:
+def evaluate(runs: List[dict], ingest: Optional[dict], bronze: Optional[dict],
+             cluster_runs: Optional[List[dict]] = None) -> List[Tuple[str, str, str]]:
     good = [r for r in runs if r["ok"] and not r["quality"]]
     targets = []
     big = [r for r in good if r["replica_dirs"] >= 400_000 and r["metadata_records"] >= 1_000_000
@@ -498,6 +514,16 @@ def evaluate(runs: List[dict], ingest: Optional[dict], bronze: Optional[dict]) -
         targets.append((f"driver memory flat as inputs grow (peak grows <= {TARGET_MEMORY_GROWTH}x from "
                         f"{size_label(small['replica_dirs'])} to {size_label(large['replica_dirs'])})",
                         "; ".join(parts), verdict(all(oks))))
+    cluster = [r for r in cluster_runs or [] if r["ok"]]
+    if len(cluster) >= 2:
+        small, large = min(cluster, key=lambda r: r["replica_dirs"]), max(cluster, key=lambda r: r["replica_dirs"])
+        a, b = small["peak_mib"]["jvm"], large["peak_mib"]["jvm"]
+        growth = b / a if a else float("inf")
+        targets.append((f"the same, driver JVM alone (executors in their own JVMs, local-cluster; "
+                        f"{size_label(small['replica_dirs'])} to {size_label(large['replica_dirs'])})",
+                        f"driver JVM {a} -> {b} MiB ({growth:.2f}x); largest executor "
+                        f"{small['peak_mib'].get('executor_jvm', 0)} -> {large['peak_mib'].get('executor_jvm', 0)} MiB",
+                        verdict(growth <= TARGET_MEMORY_GROWTH)))
     else:
         targets.append(("driver memory flat as inputs grow", "needs >= 2 sizes", "n/a"))
     if bronze and bronze.get("ok"):
@@ -521,7 +547,8 @@ def fmt_rate(rows: Optional[int], seconds: float) -> str:
 
 
 def write_markdown(path: str, machine: dict, fleets: List[dict], runs: List[dict], ingest: Optional[dict],
-                   decode: Optional[dict], bronze: Optional[dict], targets) -> None:
+                   decode: Optional[dict], bronze: Optional[dict], targets,
+                   cluster_runs: Optional[List[dict]] = None) -> None:
     lines = [f"# kafka-recon benchmark results ({time.strftime('%Y-%m-%d %H:%M:%S %Z')})", "",
              f"Machine: {machine['host']}, {machine['nproc']} cores ({machine['cpu_model']}), "
              f"{machine['memory_gib']} GiB; Python {machine['python']}, {machine['java']}, Spark {machine['spark']}; "
@@ -555,7 +582,12 @@ def write_markdown(path: str, machine: dict, fleets: List[dict], runs: List[dict
     heap = next((r["jvm_heap"] for r in runs if r.get("jvm_heap") not in (None, "?")), "?")
     lines += ["", f"Executor memory: in `{MASTER}` the executor is the driver JVM (one process); its heap flags: "
               f"`{heap}`; its peak resident memory is the JVM column. Python worker peaks are the sum of the "
-              "workers' resident memory at the busiest sample.", "",
+              "workers' resident memory at the busiest sample.", ""]
+    if cluster_runs:
+        from bench.bench_cluster_memory import markdown as cluster_markdown
+
+        lines += cluster_markdown(cluster_runs)
+    lines += [
               "## Fleets (simulator, cached in bench/.cache)", "",
               "| fleet | brokers | replica dirs | metadata records | packs MiB | simulate wall s | simulate CPU s | load |",
               "|---|---:|---:|---:|---:|---:|---:|---|"]
@@ -683,7 +715,7 @@ def main(argv=None) -> int:
                    help=f"replica-dir sizes ({', '.join(SIZES)}) or explicit pairs like 400kx1M (default {DEFAULT_SIZES})")
     p.add_argument("--metadata", default=DEFAULT_METADATA, help="metadata records per fleet (default 100k,1M)")
     p.add_argument("--huge", action="store_true", help="add the 4M replica-dir fleet")
-    p.add_argument("--only", default="nightly,quality,ingest,decode,bronze",
+    p.add_argument("--only", default="nightly,quality,cluster,ingest,decode,bronze",
                    help="parts to run: nightly,quality,ingest,decode,bronze")
     p.add_argument("--ingest-brokers", type=int, default=4)
     p.add_argument("--ingest-replicas", type=int, default=2500, help="replica dirs per broker for the binaryFile "
@@ -716,6 +748,14 @@ def main(argv=None) -> int:
     if "quality" in parts and fleets:
         smallest = min(fleets, key=lambda f: (f["replica_dirs"], f["metadata_records"]))
         runs.append(run_nightly(smallest, f"{smallest['label']}-quality", True, args.timeout, resume=args.resume))
+    cluster_runs = []
+    if "cluster" in parts and fleets:
+        from bench.bench_cluster_memory import run_cluster_nightly
+
+        ends = sorted({min(fleets, key=lambda f: f["replica_dirs"])["key"]: None,
+                       max(fleets, key=lambda f: f["replica_dirs"])["key"]: None})
+        for fleet in (f for f in fleets if f["key"] in ends):
+            cluster_runs.append(run_cluster_nightly(fleet, fleet["label"], args.timeout, CACHE, args.resume))
     if "ingest" in parts:
         ingest = side_bench("ingest", args.resume, bench_ingest_compare, args.ingest_brokers, args.ingest_replicas,
                             args.timeout)
@@ -724,13 +764,13 @@ def main(argv=None) -> int:
     if "bronze" in parts:
         bronze = side_bench("bronze", args.resume, bench_bronze_1m, PERF_SEGMENT, args.timeout)
     machine["load_avg_end"] = loadavg()
-    targets = evaluate(runs, ingest, bronze)
+    targets = evaluate(runs, ingest, bronze, cluster_runs)
     latest = os.path.join(args.results, "latest.md")
-    write_markdown(latest, machine, fleets, runs, ingest, decode, bronze, targets)
+    write_markdown(latest, machine, fleets, runs, ingest, decode, bronze, targets, cluster_runs)
     append_history(os.path.join(args.results, "history.csv"), machine, runs, ingest, decode, bronze)
     with open(os.path.join(args.results, "latest.json"), "w") as f:
-        json.dump({"machine": machine, "fleets": fleets, "runs": runs, "ingest": ingest, "decode": decode,
-                   "bronze": bronze, "targets": targets}, f, indent=2, default=str)
+        json.dump({"machine": machine, "fleets": fleets, "runs": runs, "cluster_runs": cluster_runs, "ingest": ingest,
+                   "decode": decode, "bronze": bronze, "targets": targets}, f, indent=2, default=str)
     print(open(latest).read())
     return 0
 
