@@ -468,7 +468,7 @@ def side_bench(name: str, resume: bool, fn, *args) -> dict:
     if resume and os.path.exists(saved):
         with open(saved) as f:
             print(f"  {name}: reusing {os.path.relpath(saved, ROOT)} (--resume)", flush=True)
-            return json.load(f)
+            return dict(json.load(f), resumed=True)
     result = fn(*args)
     if result.get("ok", True):
         os.makedirs(os.path.dirname(saved), exist_ok=True)
@@ -655,7 +655,9 @@ def append_history(path: str, machine: dict, runs: List[dict], ingest, decode, b
     base = {"when": when, "commit": machine["commit"], "host": machine["host"], "nproc": machine["nproc"],
             "memory_gib": machine["memory_gib"], "python": machine["python"], "java": machine["java"],
             "spark": machine["spark"]}
-    rows = []
+    rows = []  # measurements reused by --resume are already in the history: not appended again
+    runs = [r for r in runs if not r.get("resumed")]
+    ingest, decode, bronze = (None if x is None or x.get("resumed") else x for x in (ingest, decode, bronze))
     for r in runs:
         s = r["stages"]
         rows.append({**base, "kind": "nightly", "load_1m": r["load_after"].split("/")[0],
