@@ -754,8 +754,7 @@ def main(argv=None) -> int:
     if "cluster" in parts and fleets:
         from bench.bench_cluster_memory import run_cluster_nightly
 
-        ends = sorted({min(fleets, key=lambda f: f["replica_dirs"])["key"]: None,
-                       max(fleets, key=lambda f: f["replica_dirs"])["key"]: None})
+        ends = {min(fleets, key=lambda f: f["replica_dirs"])["key"], max(fleets, key=lambda f: f["replica_dirs"])["key"]}
         for fleet in (f for f in fleets if f["key"] in ends):
             cluster_runs.append(run_cluster_nightly(fleet, fleet["label"], args.timeout, CACHE, args.resume))
     if "ingest" in parts:

@@ -65,8 +65,13 @@ class IngestResult:
         self._persisted.clear()
 
 
+def _ingest_conf(cfg) -> dict:
+    """The ``ingest`` section of the configuration (empty without one)."""
+    return dict(cfg.get("ingest", {}) if cfg is not None else {})
+
+
 def decode_options(cfg) -> DecodeOptions:
-    ingest = dict(cfg.get("ingest", {}) if cfg is not None else {})
+    ingest = _ingest_conf(cfg)
     defaults = DecodeOptions()
     return DecodeOptions(
         max_embedded_file_bytes=int(ingest.get("max_embedded_file_bytes", defaults.max_embedded_file_bytes)),
@@ -155,7 +160,7 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
     """
     roots = [captures] if isinstance(captures, str) else list(captures)
     units = discover(roots)
-    files_per_task = int((cfg.get("ingest", {}) if cfg is not None else {}).get("files_per_task", 64))
+    files_per_task = int(_ingest_conf(cfg).get("files_per_task", 64))
     tasks = plan_tasks(units, files_per_task)
     options = decode_options(cfg)
     persisted: List[DataFrame] = []
@@ -168,7 +173,7 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
     tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
     persisted.append(tagged)
 
-    rows_per_file = int((cfg.get("ingest", {}) if cfg is not None else {}).get("output_rows_per_file", 500_000))
+    rows_per_file = int(_ingest_conf(cfg).get("output_rows_per_file", 500_000))
 
     def part(name: str) -> DataFrame:
         """One table's rows of the first pass, in partitions sized to its row count (known by now)."""
