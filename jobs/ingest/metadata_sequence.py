@@ -23,6 +23,7 @@ from . import metadata_files
 from .filesystems import open_root
 from .log_dir_rows import DecodeOptions, FileOutcome
 from .loose_files import LooseFile, _dump_text, readable
+from .records_direct import DirectRecords
 from .tagged_rows import SEQUENCE_TABLES, RowSink
 
 SEQUENCE_UNIT_DDL = "locator string"
@@ -147,14 +148,17 @@ def decode_sequence_files(locators: Iterable[Dict[str, Any]], options: DecodeOpt
     yield from sink.drain()
 
 
-def map_sequence(options: DecodeOptions) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function handed to ``DataFrame.mapInArrow`` over rows of :data:`SEQUENCE_UNIT_DDL`."""
+def map_sequence(options: DecodeOptions, direct: Optional[DirectRecords] = None
+                 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function handed to ``DataFrame.mapInArrow`` over rows of :data:`SEQUENCE_UNIT_DDL`; with
+    ``direct``, the records are written to the table's staging folder instead of returned."""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         def locators() -> Iterator[Dict[str, Any]]:
             for batch in batches:
                 for text in batch.column("locator").to_pylist():
                     yield json.loads(text)
-        yield from decode_sequence_files(locators(), options)
+        tagged = decode_sequence_files(locators(), options)
+        yield from (tagged if direct is None else direct.divert(tagged))
     return run
 
 
@@ -186,11 +190,14 @@ def chunk_starts(batches, files: List[str], chunk_bytes: int) -> Dict[str, List[
 
 
 def decode_sequence(spark, locators: List[Dict[str, Any]], auth, options: DecodeOptions,
-                    persisted: List[Any], unmatched: Iterable[str] = (), batches=None) -> SequenceResult:
+                    persisted: List[Any], unmatched: Iterable[str] = (), batches=None,
+                    direct: Optional[DirectRecords] = None) -> SequenceResult:
     """Decode the authoritative copy's files (and the ``unmatched`` files of other copies) on executors: a
     large segment or snapshot is cut at batch starts (``batches``: the first pass's rows) into parts of about
     ``options.metadata_chunk_bytes``, one task per part, so one big file is decoded by every core. The output
-    is persisted (appended to ``persisted``) and its per-file facts come back to the driver."""
+    is persisted (appended to ``persisted``) and its per-file facts come back to the driver. With ``direct``
+    the tasks write the records' Parquet files themselves (:mod:`jobs.ingest.records_direct`) and
+    ``records`` stays None."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -205,13 +212,14 @@ def decode_sequence(spark, locators: List[Dict[str, Any]], auth, options: Decode
                           options.metadata_chunk_bytes)
     tasks = [[json.dumps(loc) for loc in task] for task in split_files(chosen, starts)]
     rdd = spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(lambda task: [(text,) for text in task])
-    tagged = (spark.createDataFrame(rdd, SEQUENCE_UNIT_DDL)
-              .mapInArrow(map_sequence(options), spark_schema(SEQUENCE_TABLES))
-              .persist(StorageLevel.MEMORY_AND_DISK))
-    persisted.append(tagged)
+    tagged = spark.createDataFrame(rdd, SEQUENCE_UNIT_DDL).mapInArrow(map_sequence(options, direct),
+                                                                       spark_schema(SEQUENCE_TABLES))
+    if direct is None:
+        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+        persisted.append(tagged)
     facts = [r[FACTS.name].asDict() for r in tagged.where(F.col("table") == FACTS.name).select(FACTS.name).collect()]
-    result = SequenceResult(tagged.where(F.col("table") == metadata_files.RECORDS).select(
-        f"`{metadata_files.RECORDS}`.*"))
+    result = SequenceResult(None if direct is not None else tagged.where(
+        F.col("table") == metadata_files.RECORDS).select(f"`{metadata_files.RECORDS}`.*"))
     parts: Dict[str, List[Tuple[int, Optional[str], Optional[str]]]] = {}
     for fact in facts:
         if fact["fact"] == metadata_files.DECODED_FACT:

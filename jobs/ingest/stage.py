@@ -26,6 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.tables import bronze
+from jobs.tables.parquet_files import StagedParquet
 from jobs.tables.spec import TableSpec
 
 from . import metadata_files, tagged_rows
@@ -34,6 +35,7 @@ from .discover import WorkUnit, discover, plan_tasks
 from .log_dir_rows import DecodeOptions
 from .metadata_copies import compute_copies, copy_files_overlap, files_with_unmatched_batches, flag_sequence
 from .metadata_sequence import decode_sequence, fold_decoded_outcomes
+from .records_direct import DirectRecords
 
 TABLE_SPECS: Dict[str, TableSpec] = {t.name: t for t in bronze.TABLES}
 
@@ -53,6 +55,7 @@ class IngestResult:
     rows_emitted: Dict[str, int] = field(default_factory=dict)  # rows per bronze table, counted by the executors
     file_status: Dict[str, int] = field(default_factory=dict)  # bronze_ingest_files rows per status
     _persisted: List[DataFrame] = field(default_factory=list, repr=False)
+    staged: Dict[str, StagedParquet] = field(default_factory=dict)  # tables whose rows executors wrote as files
 
     def files_summary(self) -> Dict[str, int]:
         """``{"seen": n, "ok": n, "quarantined": n}`` over bronze_ingest_files (counted while decoding: no job)."""
@@ -218,15 +221,17 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
                                   has_batches=batch_count > 0)
     locators = [json.loads(f["detail"]) for f in facts if f["fact"] == metadata_files.FACT and f["detail"]]
     unmatched = files_with_unmatched_batches(batches, auth) if batch_count else []
+    overlapping = copy_files_overlap(batches, auth) if batch_count else True
+    direct = _direct_records(cfg, store, auth, overlapping, capture_id, run_id, copy_sources)
     sequence = decode_sequence(spark, locators, auth, options, persisted, unmatched,
-                               batches if batch_count else None)
+                               batches if batch_count else None, direct)
     for table, count in sequence.rows_emitted.items():
         rows_emitted[table] = rows_emitted.get(table, 0) + count
-    records = part(bronze.METADATA_RECORDS.name)
+    records = part(bronze.METADATA_RECORDS.name)  # first-pass records (bootstrap files, dump text)
     if sequence.records is not None:
         records = records.unionByName(sequence.records)
     records = records.drop("source_broker_id").join(broker_of_copy, "copy_id", "left")
-    flagged = flag_sequence(records, auth, overlapping=copy_files_overlap(batches, auth) if batch_count else True)
+    flagged = flag_sequence(records, auth, overlapping=overlapping)
     files = fold_decoded_outcomes(part(bronze.INGEST_FILES.name), locators, sequence.outcomes, file_status)
 
     c, r = capture_id, run_id
@@ -246,14 +251,37 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
     }
     result = IngestResult(capture_id, run_id, resolved_time, time_source, tables, len(units), len(tasks),
                           rows_emitted, file_status, persisted)
+    if direct is not None:
+        result.staged[bronze.METADATA_RECORDS.name] = direct.staged
     if store is not None:
         write_ingest(store, result)
     return result
 
 
+def _direct_records(cfg, store, auth, overlapping: bool, capture_id: str, run_id: str,
+                    copy_sources) -> Optional[DirectRecords]:
+    """The second pass writes the records' files itself when it can produce the finished rows alone: the
+    store commits staged files (in one commit with the first pass's records: bootstrap files, dump text) and
+    no two files of the authoritative copy overlap (else the once-per-offset flag needs a shuffle). Else None."""
+    if (store is None or auth is None or overlapping
+            or not bool(_ingest_conf(cfg).get("direct_records_write", True))):
+        return None
+    staged = store.staged_parquet(bronze.METADATA_RECORDS.name, {"capture_id": capture_id})
+    if staged is None:
+        return None
+    brokers = {copy_id: broker for copy_id, broker, _, fact in copy_sources if fact == "metadata_copy"}
+    return DirectRecords(staged, run_id, brokers, auth.copy_id, auth.sequence_snapshot)
+
+
 def write_ingest(store, result: IngestResult) -> List[str]:
     """Replace the capture's slice of every bronze table: a re-run of the same capture leaves the same rows
-    (no duplicates), another capture adds to history. Returns the tables written, in write order."""
+    (no duplicates), another capture adds to history. Returns the tables written, in write order. Tables
+    whose rows executors wrote as files (``result.staged``) are committed with them, and read back from the
+    store afterwards so ``result.tables`` stays whole."""
     for name, df in result.tables.items():
-        store.replace_slice(name, df, slice={"capture_id": result.capture_id}, run_id=result.run_id)
+        staged = result.staged.pop(name, None)
+        store.replace_slice(name, df, slice={"capture_id": result.capture_id}, run_id=result.run_id,
+                            staged=staged)
+        if staged is not None:
+            result.tables[name] = store.read(name).where(F.col("capture_id") == result.capture_id)
     return list(result.tables)

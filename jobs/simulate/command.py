@@ -18,14 +18,16 @@ import os
 import shutil
 import sys
 import time
-from typing import List, Optional
+from typing import List, Optional, Set
 
 from .clock import iso_utc
 from .scenarios import CATALOGUE, Scenario
+from .fleet import Broker
 from .simulation import SimParams, Simulation
 from .writer import CaptureWriter
 
 WORK_DIR_NAME = ".kafka-recon-sim-work"
+PACK_PASS_REPLICA_DIRS = 200_000  # --packed writes and packs the trees of about this many replica dirs at a time
 
 
 class SimulateError(ValueError):
@@ -46,6 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="pad the metadata log with NoOp records and ISR flaps to about this many records")
     parser.add_argument("--packed", action="store_true",
                         help="write one collector pack per broker (*.jsonl.gz) instead of the raw log-dir trees")
+    parser.add_argument("--metadata-log-copies", type=int,
+                        help="with --packed: embed the metadata log in this many packs only (the controller "
+                             "quorum's voters first, then the lowest broker ids); the others list its files. "
+                             "Default: every broker's pack")
+    parser.add_argument("--scratch",
+                        help="with --packed: write each broker's raw tree here before packing it (e.g. a tmpfs "
+                             "such as /dev/shm: several times faster at millions of replica dirs); the packs then "
+                             "name their log dirs under this folder")
     parser.add_argument("--force", action="store_true", help="replace an existing simulator capture in --out")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     return parser
@@ -78,7 +88,9 @@ def _check_params(params: SimParams) -> None:
         value = getattr(params, name)
         if value is not None and value < 1:
             raise SimulateError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
-    for name in ("partitions_per_broker", "metadata_records"):
+    if params.metadata_log_copies is not None and not params.packed:
+        raise SimulateError("--metadata-log-copies needs --packed (a raw tree always holds every copy)")
+    for name in ("partitions_per_broker", "metadata_records", "metadata_log_copies"):
         value = getattr(params, name)
         if value is not None and value < 0:
             raise SimulateError(f"--{name.replace('_', '-')} must be >= 0, got {value}")
@@ -86,27 +98,42 @@ def _check_params(params: SimParams) -> None:
         raise SimulateError(f"--brokers {params.brokers} is more than this simulator supports (10000)")
 
 
-def run(scenario_name: str, out: str, params: SimParams, force: bool = False) -> dict:
-    """Simulate ``scenario_name`` and write the capture to ``out``; returns a summary dict."""
+def run(scenario_name: str, out: str, params: SimParams, force: bool = False, scratch: Optional[str] = None) -> dict:
+    """Simulate ``scenario_name`` and write the capture to ``out``; returns a summary dict.
+
+    ``scratch`` (packed captures only): where the raw trees and the simulator's work files live until packed."""
     if scenario_name not in CATALOGUE:
         raise SimulateError(f"unknown scenario {scenario_name!r}; known: {', '.join(CATALOGUE)}")
     _check_params(params)
     _check_out(out, force)
     spec: Scenario = CATALOGUE[scenario_name]
     started = time.monotonic()
+    if scratch is not None and not params.packed:
+        raise SimulateError("--scratch needs --packed (without it the raw trees are the capture)")
+    trees = out if scratch is None else os.path.join(os.path.abspath(scratch), os.path.basename(os.path.abspath(out)))
+    if trees != out and os.path.lexists(trees):
+        raise SimulateError(f"--scratch: {trees!r} already exists; remove it or choose another scratch folder")
     os.makedirs(out, exist_ok=True)
-    work = os.path.join(out, WORK_DIR_NAME)
+    work = os.path.join(trees, WORK_DIR_NAME)
+    packs: List[str] = []
     try:
         sim = Simulation(spec.name, params, spec.layout, work, spec.mode, spec.version, spec.age_days)
         sim.metadata_segment_ms = spec.metadata_segment_ms
         spec.build(sim)
         sim.finish()
-        writer = CaptureWriter(sim, out)
-        stats = writer.write()
+        writer = CaptureWriter(sim, out, trees)
+        if params.packed:
+            embed = metadata_log_packs(sim, params.metadata_log_copies)
+            per_pass = max(1, PACK_PASS_REPLICA_DIRS // max(1, sim.replicas_per_broker))
+            stats = writer.write(per_pass,
+                                 lambda brokers: packs.extend(pack_brokers(sim, out, brokers, embed, trees)))
+            stats["packs"] = packs
+        else:
+            stats = writer.write()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    if params.packed:
-        stats["packs"] = pack_brokers(sim, out)
+        if trees != out:
+            shutil.rmtree(trees, ignore_errors=True)
     os.utime(out, ns=(sim.capture_ms * 1_000_000,) * 2)  # the work dir's removal touched it
     stats.update({"scenario": spec.name, "out": out, "seed": params.seed, "brokers": len(sim.broker_ids),
                   "metadata_records": sim.log.record_count if sim.log else 0,
@@ -114,18 +141,28 @@ def run(scenario_name: str, out: str, params: SimParams, force: bool = False) ->
     return stats
 
 
-def pack_brokers(sim: Simulation, out: str) -> List[str]:
-    """Replace each broker's raw tree by one collector pack (metadata log embedded), then drop the tree."""
+def metadata_log_packs(sim: Simulation, copies: Optional[int]) -> Set[int]:
+    """The brokers whose packs embed the metadata log: all, or ``copies`` of them (voters first)."""
+    ids = sorted(sim.fleet.brokers)
+    if copies is None:
+        return set(ids)
+    ordered = [b for b in sim.voters if b in sim.fleet.brokers] + [b for b in ids if b not in sim.voters]
+    return set(ordered[:copies])
+
+
+def pack_brokers(sim: Simulation, out: str, brokers: List[Broker], embed_metadata_log: Set[int],
+                 trees: str) -> List[str]:
+    """Replace each broker's raw tree (under ``trees``) by one collector pack in ``out``, then drop the tree."""
     from udfs import collector
 
     written = []
-    options = collector.CollectOptions(include_metadata_log=True)
-    for broker_id, broker in sorted(sim.fleet.brokers.items()):
-        tree = os.path.join(out, f"broker-{broker_id}")
+    for broker in brokers:
+        tree = os.path.join(trees, f"broker-{broker.broker_id}")
         if not os.path.isdir(tree):
             continue
+        options = collector.CollectOptions(include_metadata_log=broker.broker_id in embed_metadata_log)
         log_dirs = [os.path.join(tree, d.name) for d in broker.log_dirs]
-        path = os.path.join(out, f"broker-{broker_id}.jsonl.gz")
+        path = os.path.join(out, f"broker-{broker.broker_id}.jsonl.gz")
         collector.collect(log_dirs, path, options, capture_time=iso_utc(sim.capture_ms), host=broker.host)
         os.utime(path, ns=(sim.capture_ms * 1_000_000,) * 2)
         shutil.rmtree(tree)
@@ -144,9 +181,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("kafka-recon simulate: --scenario and --out are required (or --list)", file=sys.stderr)
         return 2
     params = SimParams(args.seed, args.brokers, args.log_dirs, args.partitions_per_broker, args.metadata_records,
-                       args.packed)
+                       args.packed, args.metadata_log_copies)
     try:
-        summary = run(args.scenario, args.out, params, args.force)
+        summary = run(args.scenario, args.out, params, args.force, args.scratch)
     except SimulateError as exc:
         print(f"kafka-recon simulate: {exc}", file=sys.stderr)
         return 2

@@ -34,6 +34,7 @@ class SimParams:
     partitions_per_broker: Optional[int] = None  # background replicas per broker (scale)
     metadata_records: Optional[int] = None  # pad the metadata log to about this many records
     packed: bool = False
+    metadata_log_copies: Optional[int] = None  # packs embedding the metadata log (None: every KRaft broker's)
 
 
 @dataclass

@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from udfs import kafka_uuid
 from udfs.log_index import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
@@ -67,8 +67,10 @@ class TreeWriter:
         return os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
 
     def finish(self) -> None:
+        """Set the mtimes of the directories made since the last call (their children are all written)."""
         for path, mtime in reversed(self.dir_times):
             os.utime(path, ns=(_ns(mtime), _ns(mtime)))
+        self.dir_times.clear()
 
 
 @dataclass
@@ -226,17 +228,19 @@ class CheckpointSpill:
 
 
 class CaptureWriter:
-    def __init__(self, sim: Simulation, out_dir: str):
+    def __init__(self, sim: Simulation, out_dir: str, tree_root: Optional[str] = None):
         self.sim = sim
         self.out = out_dir
+        self.tree_root = tree_root or out_dir  # where broker trees go (a scratch folder when they are packed)
         self.tree = TreeWriter()
-        self.checkpoints = CheckpointSpill(os.path.join(out_dir, ".kafka-recon-sim-work", "checkpoints"))
+        self.checkpoints = CheckpointSpill(os.path.join(self.tree_root, ".kafka-recon-sim-work", "checkpoints"))
         self.log_dir_fds: Dict[Tuple[int, str], int] = {}
         self.stats = {"replica_dirs": 0, "background_replica_dirs": 0}
         self.plans: Dict[int, CopyPlan] = {}  # broker -> what its metadata-log copy holds
+        self.encoded: Dict[int, str] = {}  # snapshot end offset -> master file path (shared by every copy)
 
     def broker_dir(self, broker_id: int) -> str:
-        return os.path.join(self.out, f"broker-{broker_id}")
+        return os.path.join(self.tree_root, f"broker-{broker_id}")
 
     def log_dir_path(self, broker: Broker, log_dir: LogDir) -> str:
         return os.path.join(self.broker_dir(broker.broker_id), log_dir.name)
@@ -248,28 +252,45 @@ class CaptureWriter:
         """When the broker last wrote anything: capture time if running, else the time it went down."""
         return self.sim.capture_ms - 3 * SECOND if broker.running else (broker.down_since_ms or self.sim.capture_ms)
 
-    def write(self) -> dict:
+    def write(self, brokers_per_pass: Optional[int] = None,
+              on_written: Optional[Callable[[List[Broker]], None]] = None) -> dict:
+        """Write every captured broker's tree; ``brokers_per_pass`` brokers at a time when given.
+
+        After each pass the pass's trees are complete (directory mtimes set) and ``on_written`` gets its
+        brokers, so a caller can pack and remove them: disk and inode use then stay bounded by one pass.
+        """
         os.makedirs(self.out, exist_ok=True)
-        for broker in self.captured():
+        captured = self.captured()
+        step = brokers_per_pass or max(1, len(captured))
+        for first in range(0, len(captured), step):
+            group = captured[first:first + step]
+            self._write_brokers(group)
+            self.tree.finish()
+            if on_written is not None:
+                on_written(group)
+        if self.sim.kraft is not None and self.sim.capture_metadata_log and self.sim.dump_controller_log is not None:
+            self._controller_dump(self.sim.log, self.encoded)
+        if self.sim.zk_tree is not None:
+            self._zk_artifacts()
+        self._json_files()
+        self.tree.finish()
+        return self.stats
+
+    def _write_brokers(self, brokers: List[Broker]) -> None:
+        for broker in brokers:
             self.tree.mkdir(self.broker_dir(broker.broker_id), self.sim.capture_ms)
             for log_dir in broker.log_dirs:
                 path = self.log_dir_path(broker, log_dir)
                 fd = self.tree.mkdir(path, self._log_dir_mtime(broker, log_dir))
                 self.log_dir_fds[(broker.broker_id, log_dir.name)] = fd
                 self._scenario_entries(broker, log_dir, fd)
-        self._background()
+        self._background(brokers)
         if self.sim.kraft is not None and self.sim.capture_metadata_log:
-            self._metadata_copies()
-        for broker in self.captured():
+            self._metadata_copies(brokers)
+        for broker in brokers:
             for log_dir in broker.log_dirs:
                 self._top_files(broker, log_dir)
-        for fd in self.log_dir_fds.values():
-            os.close(fd)
-        if self.sim.zk_tree is not None:
-            self._zk_artifacts()
-        self._json_files()
-        self.tree.finish()
-        return self.stats
+                os.close(self.log_dir_fds.pop((broker.broker_id, log_dir.name)))
 
     def _log_dir_mtime(self, broker: Broker, log_dir: LogDir) -> int:
         times = [log_dir.created_ms]
@@ -318,12 +339,12 @@ class CaptureWriter:
 
     # ---- background ----
 
-    def _background(self) -> None:
+    def _background(self, brokers: List[Broker]) -> None:
         bg: Optional[Background] = self.sim.background
         if bg is None or not bg.total_partitions:
             return
         targets: Dict[int, Tuple[Broker, List[LogDir]]] = {}
-        for broker in self.captured():
+        for broker in brokers:
             if broker.broker_id in bg.dirs:
                 targets[broker.broker_id] = (broker, broker.log_dirs)
         uses_dirs = self.sim.kraft is not None and self.sim.kraft.image.uses_directories
@@ -334,6 +355,8 @@ class CaptureWriter:
             heads: Dict[int, bytes] = {}
             for p in range(topic.partitions):
                 replicas = bg.replicas(topic, p)
+                if not any(b in targets for b in replicas):
+                    continue  # held by brokers of another pass
                 size = bg.partition_size(topic, p)
                 leo = max(3, size // MEAN_RECORD_BYTES)
                 seg_count = max(1, -(-size // SEGMENT_BYTES))
@@ -396,11 +419,11 @@ class CaptureWriter:
 
     # ---- metadata log copies ----
 
-    def _metadata_copies(self) -> None:
+    def _metadata_copies(self, brokers: List[Broker]) -> None:
         log: MetadataLog = self.sim.log
-        encoded: Dict[int, str] = {}  # snapshot end offset -> master file path
+        encoded = self.encoded
         plans: Dict[int, CopyPlan] = {}
-        for broker in self.captured():
+        for broker in brokers:
             if broker.mode not in ("kraft", "migration"):
                 continue
             end = broker.metadata_cut if broker.metadata_cut is not None else log.next_offset
@@ -414,8 +437,6 @@ class CaptureWriter:
             broker = self.sim.fleet[broker_id]
             log_dir = next(d for d in broker.log_dirs if d.holds_metadata_log)
             self._write_copy(broker, log_dir, plan, encoded)
-        if self.sim.dump_controller_log is not None:
-            self._controller_dump(log, encoded)
 
     def _controller_dump(self, log: MetadataLog, encoded: Dict[int, str]) -> None:
         """kafka-dump-log text of the (uncaptured) KRaft controller's log: its retained segments + snapshot."""

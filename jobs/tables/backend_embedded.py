@@ -31,8 +31,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
+import pyarrow as pa
+
 from . import merge_clauses as mc
 from .parquet_files import (
+    STAGING_DIR,
+    StagedParquet,
+    location_filesystem,
     PARTITION_TYPES,
     FileStats,
     file_schema_problems,
@@ -52,7 +57,6 @@ from .table_predicates import SliceValue, key_condition, partition_value_text, s
 
 log = logging.getLogger(__name__)
 
-STAGING_DIR = "_kr_staging"
 FILE_COL = "_kr_file"
 ROW_COL = "_kr_row"
 _TIMESTAMP_CONF = "spark.sql.parquet.outputTimestampType"
@@ -125,19 +129,17 @@ class _Paths:
 
 
 def _paths(location: str) -> _Paths:
-    from pyarrow import fs as pafs
-
+    filesystem, root = location_filesystem(location)
     if "://" in location and not location.startswith("file://"):
-        filesystem, root = pafs.FileSystem.from_uri(location)
-        return _Paths(location, filesystem, root.rstrip("/"), location.rstrip("/"))
-    local = os.path.abspath(location[len("file://"):] if location.startswith("file://") else location)
-    return _Paths(local, pafs.LocalFileSystem(), local, "file://" + local)
+        return _Paths(location, filesystem, root, location.rstrip("/"))
+    return _Paths(root, filesystem, root, "file://" + root)
 
 
 class EmbeddedBackend:
     """Delta tables without Delta's jars: Spark Parquet writer + delta-rs commits (see module docstring)."""
 
     name = "embedded"
+    accepts_staged_parquet = True  # replace_slice(..., staged=): files executors wrote with pyarrow
 
     def __init__(self, spark, commit_retries: int = 3, retry_wait_seconds: float = 0.2) -> None:
         if commit_retries < 0:
@@ -198,7 +200,6 @@ class EmbeddedBackend:
             raise SchemaMismatchError(spec.name, problems, what=f"existing table at {table.table_uri}")
 
     def _snapshot(self, location: str, version: Optional[int] = None) -> Snapshot:
-        import pyarrow as pa
         from deltalake import DeltaTable
         from deltalake.exceptions import DeltaError, TableNotFoundError
 
@@ -292,7 +293,8 @@ class EmbeddedBackend:
         return self._run(spec, paths, "append", attempt, new_files)
 
     def replace_slice(self, spec: TableSpec, location: str, df, slice_values: Mapping[str, SliceValue],
-                      run_id: Optional[str]) -> int:
+                      run_id: Optional[str], staged: Optional[StagedParquet] = None) -> int:
+        """... with ``df``'s rows plus the files of ``staged`` (written by executors), in one commit."""
         from pyspark.sql import functions as F
 
         self._ensure(spec, location)
@@ -301,8 +303,19 @@ class EmbeddedBackend:
         in_slice = F.expr(f"coalesce(({predicate}), false)")
         by_folder = {k: partition_value_text(v) for k, v in slice_values.items() if k in spec.partition_by}
         by_rows = {k: v for k, v in slice_values.items() if k not in spec.partition_by}
-        new_files = self._write(spec, paths, df, check=lambda staged, staging: self._check_in_slice(
-            spec, staging, staged, by_folder, by_rows, in_slice, slice_values))
+
+        def check(files, staging):
+            self._check_in_slice(spec, staging, files, by_folder, by_rows, in_slice, slice_values)
+
+        new_files = self._write(spec, paths, df, check=check)
+        if staged is not None:
+            try:
+                new_files += self._publish(spec, paths, staged.staging, _write_id(), check)
+            except BaseException:
+                self._discard(paths, new_files)
+                raise
+            finally:
+                _delete_dir(paths, staged.staging)
 
         def attempt() -> int:
             snapshot = self._snapshot(location)
@@ -416,14 +429,23 @@ class EmbeddedBackend:
             if mode != "TIMESTAMP_MICROS":
                 raise ValueError(f"{_TIMESTAMP_CONF} is {mode}; the embedded backend needs TIMESTAMP_MICROS so "
                                  f"timestamps are stored as Delta 'timestamp' (jobs.spark_session sets it)")
-        write_id = f"{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
+        write_id = _write_id()
         staging = f"{STAGING_DIR}/{write_id}"
-        published: List[NewFile] = []
         try:
             (df.write.mode("errorifexists")
              .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
              .partitionBy(*spec.partition_by)
              .parquet(paths.spark_path(staging)))
+            return self._publish(spec, paths, staging, write_id, check)
+        finally:
+            _delete_dir(paths, staging)
+
+    def _publish(self, spec: TableSpec, paths: _Paths, staging: str, write_id: str,
+                 check: Optional[Callable[[List[NewFile], _Paths], None]] = None) -> List[NewFile]:
+        """Check the Parquet files under ``staging`` (footers, schema, nulls, ``check``) and move them into
+        the table folder under new names; the caller removes the staging folder."""
+        published: List[NewFile] = []
+        try:
             staged = self._staged_files(spec, paths, staging)
             if check is not None:
                 check(staged, _Paths(paths.delta_uri, paths.fs, paths.fs_path(staging), paths.spark_path(staging)))
@@ -439,8 +461,6 @@ class EmbeddedBackend:
         except BaseException:
             self._discard(paths, published)
             raise
-        finally:
-            _delete_dir(paths, staging)
         return published
 
     def _staged_files(self, spec: TableSpec, paths: _Paths, staging: str) -> List[NewFile]:
@@ -573,6 +593,16 @@ class EmbeddedBackend:
 
 
 # ---------------------------------------------------------------------- helpers (pure)
+
+
+def _write_id() -> str:
+    return f"{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
+
+
+def staging_for(spec: TableSpec, location: str, partition: str) -> StagedParquet:
+    """A new, empty staging folder description for files of ``spec``'s slice at ``partition``."""
+    schema = pa.schema([f for f in spec.arrow_schema() if f.name not in spec.partition_by])
+    return StagedParquet(spec.name, location, f"{STAGING_DIR}/direct-{_write_id()}", partition, schema)
 
 
 def _delete_dir(paths: _Paths, rel: str) -> None:

@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from . import merge_clauses as mc
 from . import registry as table_registry
+from .parquet_files import StagedParquet
 from .schema_check import conform
 from .spec import TableSpec
 from .store_errors import (  # noqa: F401 - re-exported: callers import errors from here
@@ -228,7 +229,8 @@ class DeltaStore:
         spec = self.spec(name)
         return self.backend.append(spec, self.location(name), conform(df, spec), run_id)
 
-    def replace_slice(self, name: str, df, slice: Mapping[str, SliceValue], run_id: Optional[str] = None) -> int:
+    def replace_slice(self, name: str, df, slice: Mapping[str, SliceValue], run_id: Optional[str] = None,
+                      staged: Optional[StagedParquet] = None) -> int:
         """Replace every row of one slice (e.g. one capture) with ``df``'s rows, atomically.
 
         Re-running the same capture leaves exactly one copy of its rows. ``df`` must hold only rows of
@@ -239,11 +241,34 @@ class DeltaStore:
             store.replace_slice("bronze_dir_entries", df, slice={"capture_id": capture_id}, run_id=run_id)
 
         :param slice: column -> value (str, int, bool or None); usually the table's ``slice_column``.
+        :param staged: files from :py:meth:`staged_parquet`, committed in the same commit (and checked the
+            same way: schema, nulls, slice) as ``df``'s rows.
         :return: the new version.
         """
         spec = self.spec(name)
         self._check_slice(spec, slice)
-        return self.backend.replace_slice(spec, self.location(name), conform(df, spec), dict(slice), run_id)
+        if staged is None:
+            return self.backend.replace_slice(spec, self.location(name), conform(df, spec), dict(slice), run_id)
+        if staged.table != name or not getattr(self.backend, "accepts_staged_parquet", False):
+            raise ValueError(f"staged files of {staged.table} cannot be committed to {name} on {self.backend_name}")
+        return self.backend.replace_slice(spec, self.location(name), conform(df, spec), dict(slice), run_id, staged)
+
+    def staged_parquet(self, name: str, slice: Mapping[str, SliceValue]) -> Optional[StagedParquet]:
+        """Where executors may write Parquet files of one slice themselves (pyarrow, no JVM rows), to be
+        committed by the next ``replace_slice(name, ..., staged=...)``; None when this backend cannot
+        commit such files (delta-spark, catalog tables): write through a DataFrame then.
+
+        Only slices of partition columns are staged (the files' folder names the slice)."""
+        spec = self.spec(name)
+        self._check_slice(spec, slice)
+        if not getattr(self.backend, "accepts_staged_parquet", False) or set(slice) != set(spec.partition_by):
+            return None
+        from .backend_embedded import staging_for
+        from .parquet_files import partition_dir
+        from .table_predicates import partition_value_text
+
+        folder = partition_dir({k: partition_value_text(v) for k, v in slice.items()}, spec.partition_by)
+        return staging_for(spec, self.location(name), folder)
 
     def merge(self, name: str, source, on: Optional[Sequence[str]] = None, run_id: Optional[str] = None
               ) -> "MergeBuilder":

@@ -1,4 +1,5 @@
-"""What the Delta log needs to know about a Parquet file Spark wrote: partition values and column stats.
+"""What the Delta log needs to know about a Parquet file Spark wrote: partition values and column stats;
+and :class:`StagedParquet`, files written with pyarrow outside Spark and committed the same way.
 
 Spark-free (pyarrow only) so it is unit-tested without a session. Facts it relies on, checked here:
 - Spark names partition folders ``col=value`` with ``value`` escaped as ``%XX`` for a fixed set of ASCII
@@ -171,3 +172,37 @@ def partition_dir(values: Mapping[str, Optional[str]], partition_by: Sequence[st
 
 
 _SPARK_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^')
+
+
+STAGING_DIR = "_kr_staging"
+"""Folder under a table's location where files wait for their commit (ignored by Delta readers: ``_`` prefix)."""
+
+
+def location_filesystem(location: str):
+    """``(pyarrow filesystem, root path)`` of a table location: a local path, ``file://`` or any pyarrow URI."""
+    import os
+
+    from pyarrow import fs as pafs
+
+    if "://" in location and not location.startswith("file://"):
+        filesystem, root = pafs.FileSystem.from_uri(location)
+        return filesystem, root.rstrip("/")
+    local = os.path.abspath(location[len("file://"):] if location.startswith("file://") else location)
+    return pafs.LocalFileSystem(), local
+
+
+@dataclass(frozen=True)
+class StagedParquet:
+    """Parquet files of one table's slice written outside Spark (by executors, with pyarrow) and committed
+    with that table's next ``replace_slice``: rows that never pass through the JVM.
+
+    Picklable (plain fields), so it travels to executors inside the task closure. Writers put their files
+    under ``<location>/<staging>/<partition>/``; only complete ``*.parquet`` files are committed (a writer
+    names a file after its task, so a retried task replaces its file instead of adding one).
+    """
+
+    table: str
+    location: str  # the table's location (local path or URI)
+    staging: str  # folder relative to ``location``, under STAGING_DIR
+    partition: str  # the slice's partition folder, e.g. "capture_id=cap-1" ("" when unpartitioned)
+    schema: pa.Schema  # file columns: the table's minus its partition columns, in spec order

@@ -475,3 +475,67 @@ def test_write_failing_half_way_leaves_the_previous_version(spark, store):
     assert_df(store.read("t_events"), EVENTS, EVENT_ROWS)
     assert orphan_files(path) == []
     assert not os.listdir(os.path.join(path, "_kr_staging"))
+
+
+# --------------------------------------------------------------------------- files staged by executors
+
+def _stage(staged, name, rows, schema=None):
+    """Write ``rows`` (tuples of the file columns) as one staged file, as an executor would."""
+    import pyarrow.parquet as pq
+
+    from jobs.tables.parquet_files import location_filesystem
+
+    schema = schema or staged.schema
+    filesystem, root = location_filesystem(staged.location)
+    folder = f"{root}/{staged.staging}/{staged.partition}"
+    filesystem.create_dir(folder, recursive=True)
+    table = pa.Table.from_pylist([dict(zip(schema.names, r, strict=True)) for r in rows], schema=schema)
+    pq.write_table(table, f"{folder}/{name}", filesystem=filesystem)
+    return f"{folder}/{name}"
+
+
+def _staging_leftovers(store, name):
+    from jobs.tables.parquet_files import STAGING_DIR
+
+    folder = os.path.join(store.location(name), STAGING_DIR)
+    return [os.path.join(d, f) for d, _, files in os.walk(folder) for f in files] if os.path.isdir(folder) else []
+
+
+def test_staged_files_commit_with_the_dataframe_rows_in_one_commit(spark, store):
+    before = store.append("t_events", events(spark, EVENT_ROWS), run_id="r1")
+    staged = store.staged_parquet("t_events", {"capture_id": "c1"})
+    assert staged.partition == "capture_id=c1" and staged.schema.names == ["run_id", "k", "v", "ts", "ids"]
+    _stage(staged, "part-00000.parquet", [("r2", 10, "from executor 0", ts(2025, 1, 2, 3, 4, 5, 6), [1])])
+    _stage(staged, "part-00001.parquet", [("r2", 11, None, None, None), ("r2", 12, "x", None, [])])
+    _stage(staged, ".part-00002-attempt-0.tmp", [("r2", 99, "half-written, never committed", None, None)])
+    version = store.replace_slice("t_events", events(spark, [("c1", "r2", 13, "from spark", None, None)]),
+                                  slice={"capture_id": "c1"}, run_id="r2", staged=staged)
+    assert version == before + 1
+    expected = [r for r in EVENT_ROWS if r[0] != "c1"] + [
+        ("c1", "r2", 10, "from executor 0", ts(2025, 1, 2, 3, 4, 5, 6), [1]), ("c1", "r2", 11, None, None, None),
+        ("c1", "r2", 12, "x", None, []), ("c1", "r2", 13, "from spark", None, None)]
+    assert_df(store.read("t_events"), EVENTS, expected)
+    with open(os.path.join(store.location("t_events"), "_delta_log", f"{version:020d}.json")) as f:
+        adds = [a["add"] for a in map(json.loads, f) if "add" in a]
+    assert len(adds) == 3 and all(a["partitionValues"] == {"capture_id": "c1"} for a in adds)
+    assert all(json.loads(a["stats"])["numRecords"] in (1, 2) for a in adds)
+    assert _staging_leftovers(store, "t_events") == []
+
+
+def test_staged_files_with_a_wrong_schema_or_outside_the_slice_commit_nothing(spark, store):
+    before = store.append("t_events", events(spark, EVENT_ROWS), run_id="r1")
+    staged = store.staged_parquet("t_events", {"capture_id": "c1"})
+    wrong = pa.schema([("run_id", pa.string()), ("k", pa.int32()), ("v", pa.string())])
+    _stage(staged, "part-00000.parquet", [("r2", 10, "k is int32 and ts/ids are missing")], wrong)
+    with pytest.raises(SchemaMismatchError, match="k"):
+        store.replace_slice("t_events", events(spark, []), slice={"capture_id": "c1"}, run_id="r2", staged=staged)
+    other = store.staged_parquet("t_events", {"capture_id": "c2"})
+    _stage(other, "part-00000.parquet", [("r2", 10, "belongs to c2", None, None)])
+    with pytest.raises(SliceMismatchError):
+        store.replace_slice("t_events", events(spark, []), slice={"capture_id": "c1"}, run_id="r2", staged=other)
+    assert store.version("t_events") == before
+    assert_df(store.read("t_events"), EVENTS, EVENT_ROWS)
+    assert _staging_leftovers(store, "t_events") == []
+    with pytest.raises(ValueError, match="t_events"):
+        store.replace_slice("t_findings", findings(spark, []), slice={"run_id": "r1"}, staged=staged)
+    assert store.staged_parquet("t_findings", {"run_id": "r1"}) is None  # not a partition slice

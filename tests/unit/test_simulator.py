@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import gzip
 import os
 import re
 
@@ -467,6 +468,48 @@ def test_packed_capture_is_one_pack_per_broker(tmp_path):
     by_path = {e["path"]: e for e in items}
     assert any(p.endswith("/partition.metadata") and e["content"] for p, e in by_path.items())
     assert any(p.startswith(METADATA_DIR + "/") and p.endswith(".log") and e["content"] for p, e in by_path.items())
+
+
+def _pack_lines(path: str, trees: str = "") -> list:
+    """The pack's lines with the wall-clock trailer dropped and the folder of the packed trees taken out."""
+    folder = trees or os.path.dirname(path)
+    with gzip.open(path, "rt") as f:
+        return [line.replace(folder, "<trees>") for line in f if '"rec":"trailer"' not in line]
+
+
+def test_packed_fleet_written_in_passes_or_on_scratch_equals_one_pass(tmp_path, monkeypatch):
+    params = SimParams(seed=9, brokers=5, partitions_per_broker=40, metadata_records=2000, packed=True)
+    command.run("healthy", str(tmp_path / "one"), params)
+    monkeypatch.setattr(command, "PACK_PASS_REPLICA_DIRS", 80)  # two brokers' trees at a time: three passes
+    stats = command.run("healthy", str(tmp_path / "passes"), params)
+    assert stats["packs"] == [f"broker-{b}.jsonl.gz" for b in range(1, 6)]
+    scratch = tmp_path / "scratch"
+    assert command.run("healthy", str(tmp_path / "scratched"), params, scratch=str(scratch))["packs"] == stats["packs"]
+    assert os.listdir(scratch) == []  # trees and work files removed
+    for name in stats["packs"]:
+        one, passes = str(tmp_path / "one" / name), str(tmp_path / "passes" / name)
+        assert _pack_lines(passes) == _pack_lines(one), name
+        assert _pack_lines(str(tmp_path / "scratched" / name), str(scratch / "scratched")) == _pack_lines(one)
+        assert os.stat(passes).st_mtime_ns == os.stat(one).st_mtime_ns
+
+
+def test_metadata_log_embedded_in_the_voters_packs_only(tmp_path):
+    out = str(tmp_path / "copies")
+    command.run("healthy", out, SimParams(seed=9, brokers=5, partitions_per_broker=10, metadata_records=2000,
+                                          packed=True, metadata_log_copies=2))
+    voters = capture_doc(out)["controller"]["kraft"]["voters"]
+    embedded = set()
+    for b in range(1, 6):
+        with collector.PackReader(os.path.join(out, f"broker-{b}.jsonl.gz")) as pack:
+            segments = [e for e in pack if e["path"].startswith(METADATA_DIR + "/") and e["path"].endswith(".log")]
+        assert segments, b  # every broker's copy is listed ...
+        if all(e["content"] for e in segments):
+            embedded.add(b)
+        else:
+            assert not any(e["content"] for e in segments), b  # ... and embedded whole or not at all
+    assert embedded == set(sorted(voters)[:2])
+    assert command.main(["--scenario", "healthy", "--out", str(tmp_path / "raw"), "--metadata-log-copies", "1"]) == 2
+    assert command.main(["--scenario", "healthy", "--out", str(tmp_path / "raw"), "--scratch", str(tmp_path)]) == 2
 
 
 def test_cli_lists_validates_and_refuses_foreign_folders(tmp_path, capsys):

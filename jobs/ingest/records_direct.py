@@ -1,0 +1,149 @@
+"""The second pass writes bronze_metadata_records' Parquet files itself, on the executors.
+
+Why: a million decoded records otherwise cross from the Python workers into the JVM, are cached there and
+are written by Spark's Parquet writer: three copies of rows nobody reads until reconcile reads the table.
+Here each task turns its record blocks into the table's rows (run id, the copy's broker and the
+authoritative-sequence flag filled in, exactly what the Spark route's join and
+:func:`jobs.ingest.metadata_copies.flag_sequence` compute when no two files of the copy overlap) and
+writes one Parquet file into the table's staging folder (:class:`jobs.tables.parquet_files.StagedParquet`);
+the table layer checks and commits those files with the table's ``replace_slice``. Only facts (counts, first
+errors) go back through Spark.
+
+Used when the store can commit staged files (the embedded backend) and no two files of the authoritative
+copy overlap; the first pass's few records (bootstrap files, dump text) still take the DataFrame route and
+are committed in the same commit. Spark-free apart from the task context.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, Iterator, List, Optional
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from jobs.tables.parquet_files import StagedParquet, location_filesystem
+
+from . import metadata_files
+
+ROW_GROUP_ROWS = 131_072  # blocks arrive in a few thousand rows; Parquet readers want larger row groups
+
+
+@dataclass(frozen=True)
+class DirectRecords:
+    """What a second-pass task needs to write finished bronze_metadata_records rows (picklable)."""
+
+    staged: StagedParquet
+    run_id: str
+    copy_brokers: Dict[str, Optional[int]]  # copy id -> broker whose disk held it
+    copy_id: str  # the authoritative copy
+    sequence_snapshot: Optional[int]  # the snapshot its sequence starts from (None: the log from offset 0)
+
+    def rows(self, block: pa.StructArray) -> pa.RecordBatch:
+        """Records in the tagged struct -> the table's file columns, in order."""
+        n = len(block)
+        fields = {f.name: block.field(i) for i, f in enumerate(block.type)}
+        copy_id = fields["copy_id"]
+        arrays = []
+        for field in self.staged.schema:
+            if field.name == "run_id":
+                array = pa.array([self.run_id] * n, pa.string())
+            elif field.name == "source_broker_id":
+                copies = pa.array(list(self.copy_brokers), pa.string())
+                brokers = pa.array(list(self.copy_brokers.values()), pa.int32())
+                array = brokers.take(pc.index_in(copy_id, value_set=copies))  # unknown copy: null
+            elif field.name == "in_authoritative_sequence":
+                array = self._in_sequence(fields)
+            else:
+                array = fields[field.name]
+            arrays.append(array if array.type == field.type else array.cast(field.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.staged.schema)
+
+    def _in_sequence(self, fields: Dict[str, pa.Array]) -> pa.Array:
+        ours = pc.equal(fields["copy_id"], pa.scalar(self.copy_id, pa.string()))
+        section = fields["section"]
+        in_log = pc.equal(section, "log")
+        snap = self.sequence_snapshot
+        if snap is not None:
+            in_log = pc.and_kleene(in_log, pc.greater_equal(fields["offset"], pa.scalar(snap, pa.int64())))
+            in_snap = pc.and_kleene(pc.equal(section, "snapshot"),
+                                    pc.equal(fields["snapshot_end_offset"], pa.scalar(snap, pa.int64())))
+            in_log = pc.or_kleene(in_log, in_snap)
+        return pc.fill_null(pc.and_kleene(ours, in_log), False)
+
+    def divert(self, tagged: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Pass ``tagged`` through, minus its record rows, which go into this task's one file."""
+        writer = _TaskFile(self)
+        try:
+            for batch in tagged:
+                is_record = pc.equal(batch.column("table"), metadata_files.RECORDS)
+                records = pc.sum(is_record).as_py() or 0
+                if records:
+                    chosen = batch if records == batch.num_rows else batch.filter(is_record)
+                    writer.add(self.rows(chosen.column(metadata_files.RECORDS)))
+                if records < batch.num_rows:
+                    yield batch if not records else batch.filter(pc.invert(is_record))
+            writer.close()
+        finally:
+            writer.abandon()
+
+
+class _TaskFile:
+    """One Parquet file per task, named after the task's partition: a retried task replaces it. Written
+    under a temporary name and renamed when complete, so a half-written file is never committed."""
+
+    def __init__(self, direct: DirectRecords) -> None:
+        self.direct = direct
+        self.pending: List[pa.RecordBatch] = []
+        self.pending_rows = 0
+        self.writer = None
+        self.temp: Optional[str] = None
+        self.final: Optional[str] = None
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        self.pending.append(batch)
+        self.pending_rows += batch.num_rows
+        if self.pending_rows >= ROW_GROUP_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        if self.writer is None:
+            self._open()
+        self.writer.write_table(pa.Table.from_batches(self.pending, self.direct.staged.schema))
+        self.pending, self.pending_rows = [], 0
+
+    def _open(self) -> None:
+        import pyarrow.parquet as pq
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        part, attempt = (context.partitionId(), context.attemptNumber()) if context else (0, 0)
+        staged = self.direct.staged
+        self.fs, root = location_filesystem(staged.location)
+        folder = "/".join(p for p in (root, staged.staging, staged.partition) if p)
+        self.fs.create_dir(folder, recursive=True)
+        self.final = f"{folder}/part-{part:05d}.parquet"
+        self.temp = f"{folder}/.part-{part:05d}-attempt-{attempt}.tmp"
+        self.writer = pq.ParquetWriter(self.temp, staged.schema, filesystem=self.fs, compression="snappy")
+
+    def close(self) -> None:
+        self._flush()
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+            self.fs.move(self.temp, self.final)
+            self.temp = None
+
+    def abandon(self) -> None:
+        """After a failure: close and delete the temporary file (best effort)."""
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except Exception:  # noqa: BLE001 - already failing; the original error is what matters
+                pass
+        if self.temp is not None:
+            try:
+                self.fs.delete_file(self.temp)
+            except OSError:
+                pass
