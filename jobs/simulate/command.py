@@ -21,8 +21,8 @@ import time
 from typing import List, Optional, Set
 
 from .clock import iso_utc
-from .scenarios import CATALOGUE, Scenario
 from .fleet import Broker
+from .scenarios import CATALOGUE, Scenario
 from .simulation import SimParams, Simulation
 from .writer import CaptureWriter
 

@@ -23,7 +23,6 @@ import datetime as _dt
 import functools
 import json
 import logging
-import os
 import random
 import time
 import uuid
@@ -35,13 +34,13 @@ import pyarrow as pa
 
 from . import merge_clauses as mc
 from .parquet_files import (
-    STAGING_DIR,
-    StagedParquet,
-    location_filesystem,
     PARTITION_TYPES,
+    STAGING_DIR,
     FileStats,
+    StagedParquet,
     file_schema_problems,
     footer_stats,
+    location_filesystem,
     partition_values_from_dir,
 )
 from .spec import TableSpec

@@ -3,9 +3,9 @@ bytes say (checked by an independent replay, tests/unit/sim_replay.py); healthy 
 same seed, same tree; scale flags stream."""
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
-import gzip
 import os
 import re
 
