@@ -65,6 +65,7 @@ KAFKA_DUMP_LOG_SECONDS = 5.8
 KAFKA_JAVA_LOOP_SECONDS = 0.55
 
 STAGE_LINE = re.compile(r"stage=(\w+) status=done rows=(\S+) seconds=([\d.]+)")
+OPEN_FINDINGS = re.compile(r"status=finished exit_code=\d+ open_findings=(\d+)")
 
 
 def parse_count(text: str) -> int:
@@ -346,14 +347,19 @@ def run_nightly(fleet: dict, label: str, quality: bool, timeout: float, profile:
         text = f.read()
     for name, rows, seconds in STAGE_LINE.findall(text):
         stages[name] = {"rows": None if rows == "-" else int(rows), "seconds": float(seconds)}
+    found = OPEN_FINDINGS.findall(text)
+    open_findings = int(found[-1]) if found else None
     run.update(label=label, quality=quality, fleet=fleet["key"], replica_dirs=fleet["replica_dirs"],
                metadata_records=fleet["metadata_records"], brokers=fleet["brokers"], stages=stages,
-               metadata_log_copies=fleet.get("metadata_log_copies"),
-               ok=run["exit_code"] in (0, 10) and "ingest" in stages)
+               metadata_log_copies=fleet.get("metadata_log_copies"), open_findings=open_findings,
+               ok=run["exit_code"] in (0, 10) and "ingest" in stages and open_findings == 0)
     run["stages_s"] = round(sum(s["seconds"] for s in stages.values()), 1)
     run["startup_and_other_s"] = round(run["wall_s"] - run["stages_s"], 1)
     if not run["ok"]:
         tail = text.strip().splitlines()[-15:]
+        if open_findings:  # the fleets are healthy: any finding means the run did not see the fleet as it is
+            tail.append(f"a healthy fleet gave {open_findings} open findings: see the quarantined files in "
+                        f"bronze_ingest_files (e.g. a metadata file over the embedding cap)")
         run["error"] = "\n".join(tail)
         print(f"  FAILED {label}: exit {run['exit_code']}\n" + "\n".join("    " + t for t in tail), flush=True)
     with open(saved, "w") as f:
