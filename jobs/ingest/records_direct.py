@@ -21,7 +21,7 @@ from typing import Dict, Iterable, Iterator, List, Optional
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.tables.parquet_files import StagedParquet, location_filesystem
+from jobs.tables.parquet_files import StagedParquet
 
 from . import metadata_files
 
@@ -46,7 +46,7 @@ class DirectRecords:
         arrays = []
         for field in self.staged.schema:
             if field.name == "run_id":
-                array = pa.array([self.run_id] * n, pa.string())
+                array = pa.repeat(pa.scalar(self.run_id, pa.string()), n)
             elif field.name == "source_broker_id":
                 copies = pa.array(list(self.copy_brokers), pa.string())
                 brokers = pa.array(list(self.copy_brokers.values()), pa.int32())
@@ -120,8 +120,7 @@ class _TaskFile:
         context = TaskContext.get()
         part, attempt = (context.partitionId(), context.attemptNumber()) if context else (0, 0)
         staged = self.direct.staged
-        self.fs, root = location_filesystem(staged.location)
-        folder = "/".join(p for p in (root, staged.staging, staged.partition) if p)
+        self.fs, folder = staged.folder()
         self.fs.create_dir(folder, recursive=True)
         self.final = f"{folder}/part-{part:05d}.parquet"
         self.temp = f"{folder}/.part-{part:05d}-attempt-{attempt}.tmp"

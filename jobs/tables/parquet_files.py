@@ -206,3 +206,8 @@ class StagedParquet:
     staging: str  # folder relative to ``location``, under STAGING_DIR
     partition: str  # the slice's partition folder, e.g. "capture_id=cap-1" ("" when unpartitioned)
     schema: pa.Schema  # file columns: the table's minus its partition columns, in spec order
+
+    def folder(self):
+        """``(pyarrow filesystem, path)`` of the folder writers put this slice's files in."""
+        filesystem, root = location_filesystem(self.location)
+        return filesystem, "/".join(p for p in (root, self.staging, self.partition) if p)

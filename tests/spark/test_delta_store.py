@@ -483,11 +483,8 @@ def _stage(staged, name, rows, schema=None):
     """Write ``rows`` (tuples of the file columns) as one staged file, as an executor would."""
     import pyarrow.parquet as pq
 
-    from jobs.tables.parquet_files import location_filesystem
-
     schema = schema or staged.schema
-    filesystem, root = location_filesystem(staged.location)
-    folder = f"{root}/{staged.staging}/{staged.partition}"
+    filesystem, folder = staged.folder()
     filesystem.create_dir(folder, recursive=True)
     table = pa.Table.from_pylist([dict(zip(schema.names, r, strict=True)) for r in rows], schema=schema)
     pq.write_table(table, f"{folder}/{name}", filesystem=filesystem)
