@@ -134,7 +134,9 @@ LOCK_FILE = ".lock"
 PART_BYTES = 1 << 20  # raw bytes per content line; keeps every pack line short whatever the file size
 
 DEFAULT_MAX_FILE_BYTES = 1 << 20
-DEFAULT_MAX_METADATA_FILE_BYTES = 64 << 20
+# Kafka's metadata.log.segment.bytes defaults to 1 GiB, and a 4M-partition cluster's snapshot is ~170 MB: the
+# cap must let both through (the file is held in memory once; lines stay short whatever its size).
+DEFAULT_MAX_METADATA_FILE_BYTES = 1 << 30
 DEFAULT_COMPRESS_LEVEL = 3
 
 _TOP_LEVEL_EMBED = frozenset({"meta.properties", ".kafka_cleanshutdown", "bootstrap.checkpoint"})
@@ -785,8 +787,11 @@ class _Counts:
                 self.log_dirs_unreadable += 1
 
 
-def entry_lines(entry: Dict[str, Any]) -> List[str]:
-    """The pack lines (without newlines) for one entry: the entry record and any content parts."""
+def entry_lines(entry: Dict[str, Any]) -> Iterator[str]:
+    """The pack lines (without newlines) for one entry: the entry record, then any content parts.
+
+    A generator, so a 1 GiB segment costs its bytes plus one ~1.4 MiB line, not 1.4 GiB of lines.
+    """
     rec: Dict[str, Any] = {"rec": "entry", "log_dir": entry["log_dir"], "path": entry["path"], "kind": entry["kind"]}
     for key in ("size", "alloc", "mtime_ms", "mode", "target"):
         value = entry[key]
@@ -798,19 +803,17 @@ def entry_lines(entry: Dict[str, Any]) -> List[str]:
         rec["error"] = entry["error"]
     content = entry["content"]
     if content is None:
-        return [_ENCODER.encode(rec)]
+        yield _ENCODER.encode(rec)
+        return
     view = memoryview(content)
     rec["content_size"] = len(view)
     rec["content_b64"] = base64.b64encode(view[:PART_BYTES]).decode("ascii")
-    if len(view) <= PART_BYTES:
-        return [_ENCODER.encode(rec)]
-    parts = (len(view) + PART_BYTES - 1) // PART_BYTES
-    rec["content_parts"] = parts
-    lines = [_ENCODER.encode(rec)]
+    if len(view) > PART_BYTES:
+        rec["content_parts"] = (len(view) + PART_BYTES - 1) // PART_BYTES
+    yield _ENCODER.encode(rec)
     for start in range(PART_BYTES, len(view), PART_BYTES):
         chunk = base64.b64encode(view[start:start + PART_BYTES]).decode("ascii")
-        lines.append('{"rec":"part","content_b64":"%s"}' % chunk)
-    return lines
+        yield '{"rec":"part","content_b64":"%s"}' % chunk
 
 
 def write_pack(
@@ -842,14 +845,15 @@ def write_pack(
         pending = len(batch[0])
         for entry in walk_log_dirs(log_dirs, options, fs):
             counts.add(entry)
-            lines = entry_lines(entry)
-            counts.parts += len(lines) - 1
-            batch.extend(lines)
-            pending += len(lines[0]) if len(lines) == 1 else sum(len(line) for line in lines)
-            if pending >= _FLUSH_CHARS:
-                batch.append("")
-                gz.write("\n".join(batch).encode("ascii"))
-                batch, pending = [], 0
+            counts.parts -= 1  # the entry line itself
+            for line in entry_lines(entry):
+                counts.parts += 1
+                batch.append(line)
+                pending += len(line)
+                if pending >= _FLUSH_CHARS:
+                    batch.append("")
+                    gz.write("\n".join(batch).encode("ascii"))
+                    batch, pending = [], 0
         trailer: Dict[str, Any] = {"rec": "trailer"}
         for name in counts.__slots__:
             trailer[name] = getattr(counts, name)
@@ -1003,7 +1007,7 @@ class _Prefixed(io.RawIOBase):
         return n
 
 
-DEFAULT_MAX_CONTENT_BYTES = 64 << 20
+DEFAULT_MAX_CONTENT_BYTES = DEFAULT_MAX_METADATA_FILE_BYTES  # whatever the collector embeds by default
 DEFAULT_MAX_LINE_BYTES = 4 << 20
 DEFAULT_MAX_TOTAL_BYTES = 8 << 30
 DEFAULT_MAX_ERRORS = 1000
@@ -1596,7 +1600,7 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
     parser.add_argument("--max-file-bytes", type=_parse_size, default=DEFAULT_MAX_FILE_BYTES, metavar="N",
                         help="cap for an embedded file (default 1M); bigger files are listed with over_cap")
     parser.add_argument("--max-metadata-file-bytes", type=_parse_size, default=DEFAULT_MAX_METADATA_FILE_BYTES,
-                        metavar="N", help="cap for an embedded metadata segment/snapshot (default 64M)")
+                        metavar="N", help="cap for an embedded metadata segment/snapshot (default 1G)")
     parser.add_argument("--capture-time", metavar="ISO", help="capture time to record (default: now, UTC)")
     parser.add_argument("--compress-level", type=int, default=DEFAULT_COMPRESS_LEVEL, metavar="0-9",
                         help="gzip level (default %d)" % DEFAULT_COMPRESS_LEVEL)

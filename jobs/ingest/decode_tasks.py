@@ -78,7 +78,7 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
     filesystem, _ = open_root(unit["root"])
     before = sum(sink.counts[t] for t in CONTENT_TABLES)
     with filesystem.open_input_stream(unit["path"], compression=None) as stream:
-        reader = collector.read_pack(stream)
+        reader = collector.read_pack(stream, **options.pack_limits())
         header = reader.header
         if header is None and reader.errors and reader.errors[0].kind == "bad_header":
             reader.close()  # not a pack after all (e.g. a gzipped znode dump named *.jsonl.gz)

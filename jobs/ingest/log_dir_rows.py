@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
 
 from udfs import log_dir_names, metadata_log, properties_files, record_batch
-from udfs.collector import FLAG_OVER_CAP, KIND_DIR, KIND_FILE
+from udfs.collector import DEFAULT_MAX_METADATA_FILE_BYTES, FLAG_OVER_CAP, KIND_DIR, KIND_FILE
 from udfs.errors import DecodeError
 from udfs.partition_metadata import read_partition_metadata
 from udfs.producer_state import decode_producer_snapshot
@@ -64,7 +64,7 @@ class DecodeOptions:
     """What executors decode (from conf ``ingest``); plain data so it pickles to executors."""
 
     max_embedded_file_bytes: int = 16 * 1024 * 1024
-    max_metadata_file_bytes: int = 64 * 1024 * 1024
+    max_metadata_file_bytes: int = DEFAULT_MAX_METADATA_FILE_BYTES  # 1 GiB, Kafka's segment size
     decompression_limit_bytes: int = metadata_files.DEFAULT_DECOMPRESSION_LIMIT
     read_data_segment_headers: bool = True
     max_segment_scan_bytes: int = 64 * 1024 * 1024
@@ -74,6 +74,10 @@ class DecodeOptions:
     defer_metadata_records: bool = True
     # the second pass cuts a metadata segment or snapshot larger than this into parts decoded in parallel
     metadata_chunk_bytes: int = 16 * 1024 * 1024
+
+    def pack_limits(self) -> Dict[str, int]:
+        """``read_pack`` limits: no embedded file bigger than ingest's own caps is held in memory."""
+        return {"max_content_bytes": max(self.max_embedded_file_bytes, self.max_metadata_file_bytes)}
 
 
 @dataclass

@@ -181,7 +181,7 @@ def test_header_records_identity_from_meta_properties(b102):
     assert h["log_dir_ids"] == {b102[0]: "nKuNR3LmZUuB0M1ReqkepA", b102[1]: "Pt-uz-EuG-YYlKGr7dcT1Q"}
     assert h["warnings"] == []
     assert h["options"] == {"max_file_bytes": 1 << 20, "include_metadata_log": False,
-                            "max_metadata_file_bytes": 64 << 20}
+                            "max_metadata_file_bytes": 1 << 30}
 
 
 def test_real_devsample_facts_survive_the_pack(b102):
@@ -674,6 +674,23 @@ def test_packing_memory_does_not_grow_with_partition_count(tmp_path):
     assert (n_small, n_large) == (2 * 5000 + 2, 2 * 20000 + 2)
     assert peak_large < 3 << 20
     assert peak_large < peak_small * 1.25 + (128 << 10)  # 4x the partitions, same memory
+
+
+def test_packing_a_large_metadata_segment_holds_its_bytes_once(tmp_path):
+    """A 1 GiB segment must not cost ~4 GiB on a controller (all its base64 lines, their join, the encode)."""
+    md = tmp_path / "kafka-logs" / "__cluster_metadata-0"
+    md.mkdir(parents=True)
+    size = 24 * collector.PART_BYTES + 7
+    (md / "00000000000000000000.log").write_bytes(os.urandom(size))
+    tracemalloc.start()
+    try:
+        trailer = write_pack(_NullSink(), [str(md.parent)], CollectOptions(include_metadata_log=True),
+                             host="h", capture_time="2026-01-01T00:00:00.000Z")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (trailer["embedded"], trailer["parts"]) == (1, 24)
+    assert peak < size + 10 * collector.PART_BYTES  # the file once, plus one line's copies in flight (~8 MiB)
 
 
 # ------------------------------------------------------------------------------------------- CLI
