@@ -56,6 +56,7 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
     from jobs.report.writer import write_reports
     from jobs.spark_session import get_spark
     from jobs.tables.delta_store import DeltaStore
+    from jobs.tables.parallel_writes import write_each, write_parallelism
 
     timer = timer or StageTimer()
     started_at = datetime.now(timezone.utc)
@@ -74,8 +75,9 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
     with timer.stage("reconcile") as st:
         bronze = {name: store.read(name).where(F.col("capture_id") == capture_id) for name in ingest.tables}
         result = run_reconcile(spark, cfg, bronze, capture_id, run_id, when)
-        for name, df in result.silver.items():
-            store.replace_slice(name, df, slice={"capture_id": capture_id})
+        write_each(result.silver, lambda name: store.replace_slice(name, result.silver[name],
+                                                                   slice={"capture_id": capture_id}),
+                   write_parallelism(cfg))
         _kill_point("before_findings_merge")
         counts = merge_counts(store, result.findings, result.cluster_id, when)
         merge_findings(store, result.findings, result.cluster_id, run_id, when)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import struct
 from functools import lru_cache
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Iterable, Iterator, List, Optional, Sequence
 
 from . import compression, message_codec, message_codegen, record_batch, wire
 from .errors import CorruptInput, DecodeError
@@ -456,22 +456,45 @@ def iter_metadata_records(source, start: int = 0, verify_crc: bool = True, trust
         for rec in iter_metadata_records("__cluster_metadata-0/00000000000000000000.log"):
             print(rec.offset, rec.type, rec.payload_json())
     """
+    for item in _items(source, start, verify_crc, end_info, end):
+        if isinstance(item, Batch):
+            yield from records_of_batch(item, trust_bad_crc, max_decompressed_bytes)
+        else:
+            yield _single_record(item)
+
+
+def iter_metadata_record_lists(source, start: int = 0, verify_crc: bool = True, trust_bad_crc: bool = False,
+                               end_info: Optional[SegmentEnd] = None,
+                               max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES,
+                               end: Optional[int] = None) -> Iterator[List[MetadataRecord]]:
+    """The records of :func:`iter_metadata_records` (same parameters), one list per batch (a legacy entry or
+    a framing error is a list of one), so a caller can do its per-record work a batch at a time."""
+    for item in _items(source, start, verify_crc, end_info, end):
+        if isinstance(item, Batch):
+            yield list(records_of_batch(item, trust_bad_crc, max_decompressed_bytes))
+        else:
+            yield [_single_record(item)]
+
+
+def _items(source, start: int, verify_crc: bool, end_info: Optional[SegmentEnd], end: Optional[int]):
+    """``record_batch.read_batches`` up to the first item starting at or after ``end``."""
     for item in record_batch.read_batches(source, start=start, verify_crc=verify_crc, end_info=end_info):
         if end is not None:
             at = item.header.position if isinstance(item, Batch) else (
                 item.position if isinstance(item, LegacyEntry) else item.offset)
             if at is not None and at >= end:
                 return
-        if isinstance(item, Batch):
-            yield from records_of_batch(item, trust_bad_crc, max_decompressed_bytes)
-        elif isinstance(item, LegacyEntry):
-            error = item.error
-            yield MetadataRecord(offset=item.offset, batch_base_offset=item.offset, batch_last_offset=item.offset,
-                                 leader_epoch=-1, timestamp=item.timestamp if item.timestamp is not None else -1,
-                                 is_control=False, type=None, api_key=None, version=None, data=None, error=error,
-                                 position=item.position)
-        else:
-            yield _batch_error(item, None, item.offset if item.offset is not None else -1)
+        yield item
+
+
+def _single_record(item) -> MetadataRecord:
+    """The record of a legacy (v0/v1) entry, or the error record of a framing error."""
+    if isinstance(item, LegacyEntry):
+        return MetadataRecord(offset=item.offset, batch_base_offset=item.offset, batch_last_offset=item.offset,
+                              leader_epoch=-1, timestamp=item.timestamp if item.timestamp is not None else -1,
+                              is_control=False, type=None, api_key=None, version=None, data=None,
+                              error=item.error, position=item.position)
+    return _batch_error(item, None, item.offset if item.offset is not None else -1)
 
 
 def iter_metadata_batches(source, end_info: Optional[SegmentEnd] = None) -> Iterator[dict]:

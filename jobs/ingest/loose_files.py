@@ -262,13 +262,31 @@ def _dump_text(item: LooseFile, sink: RowSink, outcome: FileOutcome, folder: str
     columns = RecordColumns(metadata_files.BLOCK_ROWS)
     copy_source = {"copy_id": folder, "source_file": item.display, "source_kind": "dump_log_text", "section": "dump",
                    "snapshot_end_offset": None}
+    pending: list = []  # records of the current batch, added to the columns together (add_many)
+    source: Dict[str, Any] = {}
+
+    def flush() -> Iterator:
+        if pending:
+            columns.add_many(pending, source)
+            pending.clear()
+            if columns.full():
+                sink.add_block(metadata_files.RECORDS, columns.take(metadata_files.RECORDS_STRUCT))
+                yield from sink.ready()
+
     with item.open_text() as lines:
         for kind, value in _dump_events(lines):
             if kind == "file":
+                yield from flush()
                 section, wanted = value, None
                 continue
             if wanted is None:
                 wanted = _is_metadata_dump(section)
+                if wanted:  # one source per dump section: its records are added a batch at a time
+                    part = {"segment": "log", "snapshot": "snapshot", "bootstrap": "bootstrap"}.get(
+                        section.file_kind, "log")
+                    source = {"copy_id": folder if part != "bootstrap" else item.display,
+                              "source_file": item.display, "source_kind": "dump_log_text", "section": part,
+                              "snapshot_end_offset": section.snapshot_end_offset if part == "snapshot" else None}
             if kind == "error":
                 if wanted:
                     outcome.fail(value)
@@ -278,11 +296,8 @@ def _dump_text(item: LooseFile, sink: RowSink, outcome: FileOutcome, folder: str
             if not wanted:
                 skipped += kind == "record"
                 continue
-            part = {"segment": "log", "snapshot": "snapshot", "bootstrap": "bootstrap"}.get(section.file_kind, "log")
-            source = {"copy_id": folder if part != "bootstrap" else item.display, "source_file": item.display,
-                      "source_kind": "dump_log_text", "section": part,
-                      "snapshot_end_offset": section.snapshot_end_offset if part == "snapshot" else None}
             if kind == "batch":
+                yield from flush()
                 if part != "bootstrap" and not records_only:
                     sink.add(metadata_files.BATCHES, batch_row(_dump_batch_summary(value), source))
                     outcome.rows += 1
@@ -290,15 +305,15 @@ def _dump_text(item: LooseFile, sink: RowSink, outcome: FileOutcome, folder: str
             if part == "bootstrap" and records_only:
                 continue  # the first pass decoded it
             if part == "bootstrap" or decode_now:
-                columns.add(value, source)
+                pending.append(value)
                 outcome.rows += 1
-                if columns.full():
-                    sink.add_block(metadata_files.RECORDS, columns.take(metadata_files.RECORDS_STRUCT))
-                    yield from sink.ready()
+                if len(pending) >= metadata_files.BLOCK_ROWS:
+                    yield from flush()
             if value.error is not None:
                 outcome.fail(value.error)
             if outcome.rows % 4096 == 0:
                 yield from sink.ready()
+        yield from flush()
     if len(columns):
         sink.add_block(metadata_files.RECORDS, columns.take(metadata_files.RECORDS_STRUCT))
     if skipped and not outcome.rows:

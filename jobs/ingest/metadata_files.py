@@ -7,7 +7,9 @@ and decodes their records. Bootstrap files are small and not copies of the log: 
 """
 from __future__ import annotations
 
+import gc
 import json
+from contextlib import contextmanager
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
 from udfs import metadata_log
@@ -43,16 +45,39 @@ def record_blocks(data: Any, outcome, source: Mapping[str, Any],
     them to its sink. A batch inflating past ``max_decompressed_bytes`` (``ingest.decompression_limit_bytes``)
     is a decompression_bomb error row. ``start``/``end``: only the batches starting in that byte range."""
     columns = RecordColumns(BLOCK_ROWS)
-    for record in metadata_log.iter_metadata_records(data, start=start, end=end,
-                                                     max_decompressed_bytes=max_decompressed_bytes):
-        outcome.rows += 1
-        if record.error is not None:
-            outcome.fail(record.error)
-        columns.add(record, source)
-        if columns.full():
+    batches = metadata_log.iter_metadata_record_lists(data, start=start, end=end,
+                                                      max_decompressed_bytes=max_decompressed_bytes)
+    while True:
+        with cycle_collector_paused():
+            records = next(batches, None)
+            if records is None:
+                break
+            outcome.rows += len(records)
+            for error in [r.error for r in records if r.error is not None]:
+                outcome.fail(error)
+            columns.add_many(records, source)
+            full = columns.full()
+        if full:
             yield columns.take(RECORDS_STRUCT)
     if len(columns):
         yield columns.take(RECORDS_STRUCT)
+
+
+@contextmanager
+def cycle_collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while one batch's records are decoded and added to the columns.
+
+    A batch's ~1000 records, their dicts and lists are all alive at once, so generation-0 collections keep
+    promoting them and older generations are rescanned: ~1-1.5 CPU s per million records (A/B on the real
+    1M log). Records hold no reference cycles, and the collector is back on before the block is yielded.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def emit_records(data: Any, sink, outcome, source: Mapping[str, Any],

@@ -86,3 +86,65 @@ def test_parts_of_one_file_fold_into_one_outcome_with_the_first_error():
     records, kind, detail = merge_decoded(parts)
     assert (records, kind) == (20, "truncated_batch") and json.loads(detail)["message"] == "early"
     assert merge_decoded([(4, None, '{"start": 0}'), (5, None, None)]) == (9, None, None)
+
+
+def test_a_batch_at_a_time_gives_the_rows_of_one_record_at_a_time(devsample_dir):
+    """add_many over each batch's list (single-type batches column by column, mixed ones per record) builds
+    exactly the rows of add() per record, and the lists hold exactly iter_metadata_records' records."""
+    single = mixed = 0
+    for path in _segments(devsample_dir):
+        lists = list(metadata_log.iter_metadata_record_lists(str(path)))
+        records = list(metadata_log.iter_metadata_records(str(path)))
+        assert [r for batch in lists for r in batch] == records
+        by_batch, by_record = RecordColumns(capacity=5), RecordColumns(capacity=5)
+        for batch in lists:
+            by_batch.add_many(batch, SOURCE)
+            single += len({r.type for r in batch}) == 1
+            mixed += len({r.type for r in batch}) > 1
+        for record in records:
+            by_record.add(record, SOURCE)
+        assert by_batch.take(RECORDS_STRUCT).to_pylist() == by_record.take(RECORDS_STRUCT).to_pylist() \
+            == [_expected_row(r) for r in records]
+    assert single > 10 and mixed > 0
+
+
+def test_untrusted_records_of_one_type_are_coerced_column_by_column():
+    """A batch of one type whose data did not come from the generated decoders (dump text, the checked
+    decoder) goes through every coercion: a bool becomes 0/1, a wrongly shaped value becomes null."""
+    def record(offset, data):
+        return MetadataRecord(offset=offset, batch_base_offset=0, batch_last_offset=2, leader_epoch=1, timestamp=5,
+                              is_control=False, type="REGISTER_BROKER_RECORD", api_key=0, version=3, data=data)
+
+    batch = [record(0, {"brokerId": 1, "brokerEpoch": 7, "fenced": True, "logDirs": ["a", "b"]}),
+             record(1, {"brokerId": "2", "brokerEpoch": None, "fenced": False, "logDirs": "not-a-list"}),
+             record(2, {"brokerId": [3], "fenced": 1, "logDirs": [1, 2]})]
+    columns = RecordColumns()
+    columns.add_many(batch, SOURCE)
+    rows = columns.take(RECORDS_STRUCT).to_pylist()
+    assert [(r["broker_id"], r["broker_epoch"], r["fenced"], r["directories"]) for r in rows] == [
+        (1, 7, 1, ["a", "b"]), (2, None, 0, None), (None, None, 1, ["1", "2"])]
+    assert rows == [_expected_row(r) for r in batch]
+
+
+def test_append_time_is_null_where_no_datetime_exists_and_exact_elsewhere():
+    millis = [-1, 0, 1_700_000_000_123, 253_402_300_799_999, 253_402_300_800_000, None]
+    batch = [MetadataRecord(offset=i, batch_base_offset=i, batch_last_offset=i, leader_epoch=0, timestamp=m,
+                            is_control=False, type=None, api_key=None, version=None, data=None)
+             for i, m in enumerate(millis)]
+    columns = RecordColumns()
+    columns.add_many(batch, SOURCE)
+    got = [r["append_time"] for r in columns.take(RECORDS_STRUCT).to_pylist()]
+    assert got == [None, datetime(1970, 1, 1, tzinfo=timezone.utc),
+                   datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=timezone.utc),
+                   datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc), None, None]
+
+
+def test_record_hash_is_sha256_of_type_version_and_payload(devsample_dir):
+    import hashlib
+
+    records = [r for path in _segments(devsample_dir) for r in metadata_log.iter_metadata_records(str(path))
+               if not r.is_control and r.data is not None]
+    assert len({(r.type, r.version) for r in records}) > 3
+    for record in records:
+        text = f"{record.type}|{record.version}|{record.payload_json()}"
+        assert record_hash(record) == hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

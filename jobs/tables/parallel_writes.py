@@ -1,0 +1,38 @@
+"""Several tables written at once from driver threads (``storage.write_parallelism``).
+
+Why: each table's write is a few small Spark jobs plus a commit, and one table at a time left the executors
+idle between them (bench, the real 1M log into bronze: nine bronze tables took ~8.5 s one by one, ~2.4 s four
+at a time). Each table is still its own commit, so nothing about atomicity changes: a crash leaves some
+tables written and a re-run replaces them, as before.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Callable, Iterable, List, TypeVar
+
+Name = TypeVar("Name")
+DEFAULT_PARALLELISM = 4
+
+
+def write_parallelism(cfg) -> int:
+    """``storage.write_parallelism`` (at least 1)."""
+    storage = cfg.get("storage", {}) if cfg is not None else {}
+    return max(1, int(storage.get("write_parallelism", DEFAULT_PARALLELISM)))
+
+
+def write_each(names: Iterable[Name], write: Callable[[Name], object], parallelism: int = 1) -> List[Name]:
+    """Call ``write(name)`` for every name, up to ``parallelism`` at once; return the names.
+
+    Every write runs even when one fails; then the first failure in ``names`` order is raised.
+    """
+    names = list(names)
+    if parallelism <= 1 or len(names) <= 1:
+        for name in names:
+            write(name)
+        return names
+    with ThreadPoolExecutor(max_workers=parallelism, thread_name_prefix="kr-write") as pool:
+        futures = [pool.submit(write, name) for name in names]
+        wait(futures)
+    for future in futures:
+        future.result()
+    return names
