@@ -17,7 +17,6 @@ How the work is spread:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Dict, List, Optional, Sequence, Union
@@ -39,7 +38,6 @@ from .metadata_copies import compute_copies, copy_files_overlap, files_with_unma
 from .metadata_sequence import decode_sequence, fold_decoded_outcomes
 from .records_direct import DirectRecords
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TABLE_SPECS: Dict[str, TableSpec] = {t.name: t for t in bronze.TABLES}
 
 
@@ -107,26 +105,15 @@ def _units_frame(spark: SparkSession, tasks: List[List[WorkUnit]], multi_root: b
 
 def _conform(df: DataFrame, spec: TableSpec, capture_id: str, run_id: str,
              constants: Optional[Dict[str, object]] = None) -> DataFrame:
-    """Every column of ``spec`` in spec order and type; run columns and ``constants`` as literals.
-
-    The casts are one SQL expression (a struct of casts, then expanded; Spark's optimizer removes the
-    struct), not a Column object per column: each of those is several py4j round trips, and the nine bronze
-    tables' casts took ~1.9 s of driver time (cProfile, bench 1M log into bronze). Only spec names and types
-    go into the SQL text; values (capture id, run id, ...) stay Column literals.
-    """
-    types = {f.name: f.dataType.simpleString() for f in spec.spark_schema().fields}
-    literals = {k: v for k, v in {"capture_id": capture_id, "run_id": run_id, **(constants or {})}.items()
-                if k in types}
-    unsafe = [name for name in spec.column_names if not _IDENTIFIER.fullmatch(name)]
-    if unsafe:
-        raise ValueError(f"{spec.name}: column names {unsafe} are not plain identifiers")
+    """Every column of ``spec`` in spec order and type; run columns and ``constants`` as literals."""
+    spark_types = {f.name: f.dataType for f in spec.spark_schema().fields}
+    values = {"capture_id": F.lit(capture_id), "run_id": F.lit(run_id), **{k: F.lit(v) for k, v in (constants or {}).items()}}
     present = set(df.columns)
-    fields = ", ".join(
-        f"'{name}', CAST({f'`{name}`' if name in present and name not in literals else 'NULL'} AS {types[name]})"
-        for name in spec.column_names)
-    row = "_kr_conformed"
-    out = df.select(F.expr(f"named_struct({fields})").alias(row)).select(f"{row}.*")
-    return out.withColumns({k: F.lit(v).cast(types[k]) for k, v in literals.items()}) if literals else out
+    cols = []
+    for name in spec.column_names:
+        expr = values.get(name, F.col(name) if name in present else F.lit(None))
+        cols.append(expr.cast(spark_types[name]).alias(name))
+    return df.select(*cols)
 
 
 def _sized(df: DataFrame, rows: int, rows_per_file: int) -> DataFrame:
