@@ -193,7 +193,6 @@ class RecordColumns:
         self._runs: list = []  # [source, rows]: consecutive records of one file share their source dict
         self._record = [[] for _ in RECORD_COLUMNS]  # append_time holds the batch's milliseconds until take()
         self._typed = {column: [None] * self.capacity for column in COLUMN_TYPES}
-        self._room = self.capacity
 
     def __len__(self) -> int:
         return self.n
@@ -211,11 +210,11 @@ class RecordColumns:
         if not count:
             return
         at = self.n
-        if at + count > self._room:
-            grow = max(self.capacity, at + count - self._room)
+        room = len(self._typed["topic_id"])  # every typed column has the same length
+        if at + count > room:
+            grow = max(self.capacity, at + count - room)
             for values in self._typed.values():
                 values.extend([None] * grow)
-            self._room += grow
         runs = self._runs
         if runs and runs[-1][0] is source:
             runs[-1][1] += count
