@@ -36,6 +36,8 @@ COLUMN_SOURCES: Dict[str, Dict[str, Source]] = {
     "REGISTER_BROKER_RECORD": {"broker_id": "brokerId", "broker_epoch": "brokerEpoch", "fenced": "fenced",
                                "directories": "logDirs"},
     "UNREGISTER_BROKER_RECORD": {"broker_id": "brokerId", "broker_epoch": "brokerEpoch"},
+    # a controller's node id shares the broker_id column: node ids are one namespace in KRaft
+    "REGISTER_CONTROLLER_RECORD": {"broker_id": "controllerId"},
     "FENCE_BROKER_RECORD": {"broker_id": "id", "broker_epoch": "epoch"},
     "UNFENCE_BROKER_RECORD": {"broker_id": "id", "broker_epoch": "epoch"},
     # Fenced is tagged with default 0 ("no change"): omitted in the record, 0 in the column

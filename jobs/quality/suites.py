@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from jobs.reconcile.catalogue import CHECK_IDS
+from jobs.reconcile.silver_build import LOG_DIR_STATES
 from udfs.kafka_uuid import METADATA_TOPIC_ID_STR, ZERO_STR
 
 # 16 bytes as 22 chars of unpadded base64url: the 22nd char carries 2 bits, so only A, Q, g or w.
@@ -31,15 +33,7 @@ META_KEY = "kafka_recon_key"  # expectation meta entry that ties a GX result bac
 SEVERITIES = ("critical", "warning", "info")
 FINDING_STATUSES = ("open", "resolved")
 # CONTRACTS.md "Check ids"; conf/checks.yaml (when present) extends this list.
-KNOWN_CHECK_IDS = (
-    "STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "MISSING_REPLICA", "DUPLICATE_REPLICA",
-    "WRONG_LOG_DIR", "MISSING_PARTITION_METADATA", "CORRUPT_PARTITION_METADATA", "LINGERING_DELETE_DIR",
-    "STRAY_DIR", "UNKNOWN_LOG_DIR_ENTRY", "FOREIGN_LOG_DIR", "TOPIC_ID_DIVERGENCE",
-    "PID_BLOCK_OVERLAP", "PID_BLOCK_REGRESSION", "PID_MIGRATION_REUSE", "PID_OUTSIDE_BLOCKS",
-    "DELETE_INCOMPLETE", "DELETE_WITHOUT_CREATE", "ZK_DELETE_STUCK", "TOPIC_ID_CHANGED_WITHOUT_DELETE",
-    "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE", "PARTITION_COUNT_CHANGED", "METADATA_LOG_DIVERGENCE",
-    "METADATA_LOG_GAP",
-)
+KNOWN_CHECK_IDS = CHECK_IDS  # one list: jobs/reconcile/catalogue.py
 
 
 @dataclass(frozen=True)
@@ -223,7 +217,8 @@ def _bronze_and_silver_rules() -> Dict[str, List[Rule]]:
         "bronze_producer_states": [],
         "silver_brokers": [
             _unique(("capture_id", "broker_id"), "one row per broker"),
-            _in_set("state", ("active", "fenced", "controlled_shutdown", "absent"), "broker states are known"),
+            _in_set("state", ("active", "fenced", "controlled_shutdown", "unregistered", "controller", "absent"),
+                    "broker states are known"),
         ],
         "silver_topic_incarnations": [
             _unique(("capture_id", "topic_id", "topic_name"), "one row per incarnation"),
@@ -241,6 +236,12 @@ def _bronze_and_silver_rules() -> Dict[str, List[Rule]]:
                                        "stray_not_assigned", "delete_dir", "stray_dir"),
                     "classifications are known"),
             _in_set("id_state", ("live", "deleted", "unknown", "none"), "topic id states are known"),
+        ],
+        "silver_log_dirs": [
+            _in_set("state", LOG_DIR_STATES, "log dir states are known"),
+        ],
+        "silver_node_registrations": [
+            _unique(("capture_id", "source", "seq"), "one row per registration record"),
         ],
         "silver_producer_id_blocks": [
             _unique(("capture_id", "source", "seq"), "one row per allocation record"),

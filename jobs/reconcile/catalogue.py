@@ -14,7 +14,8 @@ SEVERITIES = ("info", "warning", "critical")
 CHECK_IDS: Tuple[str, ...] = (
     "STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "MISSING_REPLICA", "DUPLICATE_REPLICA",
     "WRONG_LOG_DIR", "MISSING_PARTITION_METADATA", "CORRUPT_PARTITION_METADATA", "LINGERING_DELETE_DIR",
-    "STRAY_DIR", "UNKNOWN_LOG_DIR_ENTRY", "FOREIGN_LOG_DIR", "TOPIC_ID_DIVERGENCE",
+    "STRAY_DIR", "UNKNOWN_LOG_DIR_ENTRY", "FOREIGN_LOG_DIR", "TOPIC_ID_DIVERGENCE", "FUTURE_MOVE_STUCK",
+    "OFFLINE_LOG_DIR", "UNREGISTERED_LOG_DIR", "DECOMMISSIONED_BROKER_DATA",
     "PID_BLOCK_OVERLAP", "PID_BLOCK_REGRESSION", "PID_MIGRATION_REUSE", "PID_OUTSIDE_BLOCKS",
     "DELETE_INCOMPLETE", "DELETE_WITHOUT_CREATE", "ZK_DELETE_STUCK", "TOPIC_ID_CHANGED_WITHOUT_DELETE",
     "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE",
@@ -37,9 +38,10 @@ REPLICA_PRECEDENCE: Tuple[str, ...] = (
     "LINGERING_DELETE_DIR",
     "DUPLICATE_REPLICA",
     "WRONG_LOG_DIR",
+    "FUTURE_MOVE_STUCK",
 )
 
-FAMILIES = ("stale_replicas", "producer_ids", "deletes", "kip253", "metadata_log")
+FAMILIES = ("stale_replicas", "log_dirs", "producer_ids", "deletes", "kip253", "metadata_log")
 
 
 class CatalogueError(ValueError):
@@ -66,6 +68,7 @@ class Thresholds:
     producer_id_block_size: int
     kip253_report_partition_changes: bool
     evidence_max_items: int
+    future_move_stuck_ms: int = 86_400_000
 
     @property
     def delete_limit_ms(self) -> int:
@@ -120,10 +123,11 @@ def load_catalogue(cfg: Mapping) -> Catalogue:
             producer_id_block_size=int(rec.get("producer_id_block_size", 1000)),
             kip253_report_partition_changes=bool(rec.get("kip253_report_partition_changes", True)),
             evidence_max_items=int(rec.get("evidence_max_items", 20)),
+            future_move_stuck_ms=int(rec.get("future_move_stuck_ms", 86_400_000)),
         )
     except (TypeError, ValueError) as exc:
         raise CatalogueError(f"conf/checks.yaml reconcile thresholds: {exc}") from None
-    for name in ("file_delete_delay_ms", "delete_grace_ms", "zk_delete_stuck_after_ms"):
+    for name in ("file_delete_delay_ms", "delete_grace_ms", "zk_delete_stuck_after_ms", "future_move_stuck_ms"):
         if getattr(thresholds, name) < 0:
             raise CatalogueError(f"reconcile.{name} must be >= 0, got {getattr(thresholds, name)}")
     if thresholds.producer_id_block_size <= 0:

@@ -2,7 +2,8 @@
 
 One finding per allocation: PID_MIGRATION_REUSE when a KRaft block overlaps a ZooKeeper-era block
 (KAFKA-15552), else PID_BLOCK_REGRESSION when the allocator's high-water dropped at this allocation, else
-PID_BLOCK_OVERLAP when it overlaps an earlier allocation of another owner or interval. Overlaps are found
+PID_BLOCK_OVERLAP when it overlaps an earlier allocation of another owner or interval; a regression that
+also overlaps another owner's block gets a PID_BLOCK_OVERLAP too, naming every owner and id range. Overlaps are found
 by an equi-join on the block-sized buckets each interval touches (no nested-loop join).
 """
 from __future__ import annotations
@@ -61,18 +62,36 @@ def allocation_checks(ctx: CheckContext) -> DataFrame:
                      & ~((F.col("_other.first_producer_id") == F.col("first_producer_id"))
                          & (F.col("_other.last_producer_id") == F.col("last_producer_id"))
                          & (F.col("_other.broker_id") == F.col("broker_id"))))
+             .dropDuplicates(["_order", "_o_order"])
+             .withColumn("_foreign", F.col("_other.broker_id") != F.col("broker_id"))
+             .withColumn("_text", F.format_string(
+                 "[%d, %d] of broker %d (%s %s): ids %d-%d", F.col("_other.first_producer_id"),
+                 F.col("_other.last_producer_id"), F.col("_other.broker_id"), F.col("_other.source"),
+                 F.col("_other.where"), F.greatest(F.col("first_producer_id"), F.col("_other.first_producer_id")),
+                 F.least(F.col("last_producer_id"), F.col("_other.last_producer_id"))))
              .groupBy("_order").agg(
                  F.max(F.col("_other.family") == "zookeeper").alias("_zk_overlap"),
+                 F.max("_foreign").alias("_foreign_overlap"),
+                 F.sort_array(F.collect_set(F.when(F.col("_foreign"), F.col("_other.broker_id")))).alias("_owners"),
+                 F.sort_array(F.collect_list(F.col("_text"))).alias("_overlaps"),
                  F.min_by("_other", F.when(F.col("_other.family") == "zookeeper", 0).otherwise(1)).alias("_holder")))
     alloc = alloc.join(pairs, "_order", "left")
     overlaps = F.col("_holder").isNotNull()
     other = F.col("_holder")
     reuse = overlaps & (F.col("family") == "kraft") & F.coalesce(F.col("_zk_overlap"), F.lit(False))
-    reuse_rev = F.lit(False)
-    check = (F.when(reuse | reuse_rev, F.lit("PID_MIGRATION_REUSE"))
+    check = (F.when(reuse, F.lit("PID_MIGRATION_REUSE"))
              .when(F.col("_regressed"), F.lit("PID_BLOCK_REGRESSION"))
              .when(overlaps, F.lit("PID_BLOCK_OVERLAP")))
-    flagged = alloc.withColumn("_check", check).filter(F.col("_check").isNotNull())
+    # duplicate producer ids are the headline risk: an allocation that also overlaps another owner's block is
+    # reported as an overlap too, whatever else it is (a regression's message alone would hide the owners)
+    also_overlap = ~reuse & F.col("_regressed") & F.coalesce(F.col("_foreign_overlap"), F.lit(False))
+    flagged = (alloc.withColumn("_check", check).filter(F.col("_check").isNotNull())
+               .unionByName(alloc.filter(also_overlap).withColumn("_check", F.lit("PID_BLOCK_OVERLAP"))))
+    n = ctx.thresholds.evidence_max_items
+    owners_text = F.array_join(F.col("_owners").cast("array<string>"), ", ")
+    overlap_note = F.when(F.size(F.coalesce("_owners", F.array())) > 0, F.concat(
+        F.lit(" It also overlaps the block(s) of broker(s) "), owners_text,
+        F.lit(": the same producer ids can be handed to two producers (see PID_BLOCK_OVERLAP).")))
     parts = []
     for check_id in ("PID_MIGRATION_REUSE", "PID_BLOCK_REGRESSION", "PID_BLOCK_OVERLAP"):
         f = flagged.filter(F.col("_check") == check_id)
@@ -84,11 +103,15 @@ def allocation_checks(ctx: CheckContext) -> DataFrame:
                                source=F.col("source"), where=F.col("where"),
                                other_block=_block_text(other["first_producer_id"], other["last_producer_id"]),
                                other_source=other["source"], other_broker=other["broker_id"],
+                               overlaps=F.array_join(F.slice(F.coalesce("_overlaps", F.array()), 1, n), "; "),
+                               overlap_note=F.coalesce(overlap_note, F.lit("")),
                                previous_next=F.col("_prev_next"), high_water=F.lit(hw)),
             "evidence": evidence(block_first=F.col("first_producer_id"), block_last=F.col("last_producer_id"),
                                  owner=F.col("broker_id"), source=F.col("source"), where=F.col("where"),
                                  record=F.col("detail"), file=F.col("source_file"),
-                                 overlapping_block=other, previous_next_producer_id=F.col("_prev_next")),
+                                 overlapping_block=other, overlapping_blocks=F.slice("_overlaps", 1, n),
+                                 overlapping_owners=F.col("_owners"), regressed=F.col("_regressed"),
+                                 previous_next_producer_id=F.col("_prev_next")),
         }))
     out = parts[0]
     for p in parts[1:]:

@@ -1,5 +1,5 @@
 """Stale-replica checks: one finding per replica dir (precedence in findings.py), plus per-partition
-MISSING_REPLICA / DUPLICATE_REPLICA / TOPIC_ID_DIVERGENCE and per-log-dir FOREIGN_LOG_DIR.
+MISSING_REPLICA / DUPLICATE_REPLICA / TOPIC_ID_DIVERGENCE (log-dir findings: checks_log_dirs.py).
 
 Kafka's own rule (LogManager.isStrayKraftReplica) is reproduced by silver_replicas.classification:
 no topic id -> stray; id not in the image -> stray; broker not in replicas -> stray; else valid.
@@ -164,9 +164,14 @@ def delete_incomplete(ctx: CheckContext) -> DataFrame:
     restart = F.col("registration_time") if ctx.view.kraft_rules else F.lit(None).cast("timestamp")
     t = r.join(regs, "broker_id", "left").withColumn("timer_start", F.greatest(F.col("deleted_time"), restart))
     limit = ctx.thresholds.delete_limit_ms
-    late = t.filter(F.col("timer_start").isNotNull() & (ctx.age_ms(F.col("timer_start")) > F.lit(limit)))
+    # the grace is for a delete in progress; a fenced or stopped broker cannot progress it (a KRaft broker
+    # renames the dirs -stray at its next start and keeps them), so it is reported at once
+    stopped = F.coalesce(F.col("broker_state").isin("fenced", "absent", "unregistered"), F.lit(False))
+    late = t.filter(F.col("timer_start").isNotNull()
+                    & ((ctx.age_ms(F.col("timer_start")) > F.lit(limit)) | stopped))
     n = ctx.thresholds.evidence_max_items
     g = late.groupBy("broker_id", "topic_id").agg(
+        F.first("broker_state", ignorenulls=True).alias("broker_state"),
         F.first("topic_name", ignorenulls=True).alias("topic_name"), F.sum("bytes").alias("bytes"),
         F.count("*").alias("dirs"), F.max("deleted_time").alias("deleted_time"),
         F.max("registration_time").alias("registration_time"),
@@ -177,7 +182,7 @@ def delete_incomplete(ctx: CheckContext) -> DataFrame:
         "bytes": F.col("bytes"), "since": F.col("deleted_time"),
         "details": details(dirs=F.col("dirs"), paths=F.array_join(F.slice("paths", 1, n), ", ")),
         "evidence": evidence(paths=F.slice("paths", 1, n), dirs=F.col("dirs"), bytes=F.col("bytes"),
-                             deleted_time=iso(F.col("deleted_time")),
+                             broker_state=F.col("broker_state"), deleted_time=iso(F.col("deleted_time")),
                              broker_registration_time=iso(F.col("registration_time")), limit_ms=F.lit(limit)),
     })
     return out
@@ -185,7 +190,8 @@ def delete_incomplete(ctx: CheckContext) -> DataFrame:
 
 def missing_replicas(ctx: CheckContext) -> DataFrame:
     """Assigned (topic id, partition, broker) with no dir on a captured broker."""
-    brokers = ctx.silver["silver_brokers"].filter("captured").select("broker_id")
+    # a decommissioned broker's dirs are reported per log dir (DECOMMISSIONED_BROKER_DATA), not per replica
+    brokers = ctx.silver["silver_brokers"].filter("captured AND state <> 'unregistered'").select("broker_id")
     dir_ids = (ctx.bronze["bronze_log_dirs"].filter(F.col("directory_id").isNotNull())
                .select(F.col("broker_id").alias("_db"), F.col("directory_id").alias("_captured_dir"))
                .withColumn("_dir_seen", F.lit(True)))
@@ -271,6 +277,24 @@ def duplicates_and_wrong_dirs(ctx: CheckContext) -> DataFrame:
     return _union(out)
 
 
+def stuck_future_moves(ctx: CheckContext) -> DataFrame:
+    """-future dirs whose copy stopped: newest write older than the threshold before the source replica's."""
+    r = ctx.replicas
+    src = (r.filter((F.col("entry_kind") == "partition") & F.col("topic_id").isNotNull())
+           .select("broker_id", "topic_id", "partition", F.col("newest_mtime").alias("_src_mtime"),
+                   F.col("log_dir_name").alias("_src_dir")))
+    fut = r.filter((F.col("entry_kind") == "future") & F.col("topic_id").isNotNull()).join(
+        src, ["broker_id", "topic_id", "partition"])
+    lag = F.unix_millis(F.col("_src_mtime")) - F.unix_millis(F.col("newest_mtime"))
+    stuck = fut.filter(lag > F.lit(ctx.thresholds.future_move_stuck_ms))
+    return rows(stuck, "FUTURE_MOVE_STUCK", _dir_values({
+        "since": F.col("newest_mtime"),
+        "details": details(lag=human_ms(lag), source_log_dir=F.col("_src_dir")),
+        "evidence": _dir_evidence(source_log_dir=F.col("_src_dir"), source_newest_mtime=iso(F.col("_src_mtime")),
+                                  lag_ms=lag, limit_ms=F.lit(ctx.thresholds.future_move_stuck_ms)),
+    }))
+
+
 def unknown_entries(ctx: CheckContext) -> DataFrame:
     e = ctx.bronze["bronze_dir_entries"].filter((F.col("entry_kind") == "non_kafka") & F.coalesce(F.col("is_dir"), F.lit(True)))
     return rows(e, "UNKNOWN_LOG_DIR_ENTRY", {
@@ -281,21 +305,6 @@ def unknown_entries(ctx: CheckContext) -> DataFrame:
                                                  F.lit("not topic-partition"))),
         "evidence": evidence(path=F.concat_ws("/", F.col("log_dir"), F.col("entry_name")), is_dir=F.col("is_dir"),
                              kafka_error=F.col("name_error"), bytes=F.col("bytes")),
-    })
-
-
-def foreign_log_dirs(ctx: CheckContext) -> DataFrame:
-    sizes = ctx.bronze["bronze_dir_entries"].groupBy("log_dir").agg(F.sum("bytes").alias("bytes"),
-                                                                    F.count("*").alias("entries"))
-    d = ctx.foreign_log_dirs.join(sizes, "log_dir", "left")
-    return rows(d, "FOREIGN_LOG_DIR", {
-        "broker_id": F.col("broker_id"), "log_dir": basename(F.col("log_dir")), "log_dir_path": F.col("log_dir"),
-        "bytes": F.coalesce(F.col("bytes"), F.lit(0)),
-        "details": details(reason=F.col("foreign_reason")),
-        "evidence": evidence(path=F.col("log_dir"), reason=F.col("foreign_reason"),
-                             meta_properties_cluster_id=F.col("cluster_id"), cluster_id=F.lit(ctx.cluster_id),
-                             directory_id=F.col("directory_id"), meta_properties_node_id=F.col("broker_id"),
-                             entries=F.col("entries")),
     })
 
 
@@ -320,4 +329,4 @@ def topic_id_divergence(ctx: CheckContext) -> DataFrame:
 
 def all_checks(ctx: CheckContext):
     return [per_dir_checks(ctx), delete_dir_checks(ctx), delete_incomplete(ctx), missing_replicas(ctx),
-            duplicates_and_wrong_dirs(ctx), unknown_entries(ctx), foreign_log_dirs(ctx), topic_id_divergence(ctx)]
+            duplicates_and_wrong_dirs(ctx), stuck_future_moves(ctx), unknown_entries(ctx), topic_id_divergence(ctx)]

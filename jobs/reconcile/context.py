@@ -24,7 +24,7 @@ class CheckContext:
     bronze: Dict[str, DataFrame]
     silver: Dict[str, DataFrame]
     replicas: DataFrame  # silver_replicas with the extra ``replicas`` column
-    foreign_log_dirs: DataFrame  # broker_id, log_dir, cluster_id, directory_id, foreign_reason
+    log_dirs: DataFrame  # silver_log_dirs: every log dir's state (registered, offline, foreign, ...)
 
     @property
     def thresholds(self) -> Thresholds:

@@ -11,6 +11,7 @@ from .catalogue import CHECK_IDS, FAMILIES, REPLICA_PRECEDENCE, Catalogue, load_
 
 FAMILY_TITLES = {
     "stale_replicas": "Stale replicas (one finding per replica dir)",
+    "log_dirs": "Log dirs and nodes (one finding per log dir)",
     "producer_ids": "Producer ids",
     "deletes": "Deletes",
     "kip253": "KIP-253",

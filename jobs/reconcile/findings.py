@@ -87,10 +87,12 @@ def assemble(parts: Iterable[DataFrame], catalogue: Catalogue, brokers: DataFram
     for check_id, sev in severities.items():
         severity = (F.when(F.col("check_id") == check_id, F.lit(sev)) if severity is None
                     else severity.when(F.col("check_id") == check_id, F.lit(sev)))
-    note = (F.when(F.col("broker_state").isin("fenced", "absent"),
-                   F.concat(F.lit(" Broker "), F.col("broker_id").cast("string"), F.lit(" is "),
-                            F.when(F.col("broker_state") == "fenced", F.lit("fenced"))
-                            .otherwise(F.lit("absent (not registered)")), F.lit(" at capture time.")))
+    state_text = (F.when(F.col("broker_state") == "fenced", F.lit("fenced"))
+                  .when(F.col("broker_state") == "unregistered", F.lit("unregistered (decommissioned)"))
+                  .otherwise(F.lit("absent (not registered)")))
+    note = (F.when(F.col("broker_state").isin("fenced", "absent", "unregistered"),
+                   F.concat(F.lit(" Broker "), F.col("broker_id").cast("string"), F.lit(" is "), state_text,
+                            F.lit(" at capture time.")))
             .otherwise(F.lit("")))
     ts = F.lit(capture_time).cast("timestamp")
     out = (kept.withColumn("severity", F.coalesce(F.col("severity_override"), severity))

@@ -112,14 +112,37 @@ def incarnations(ml: MetadataLog) -> DataFrame:
     )
 
 
+REGISTRATION_TYPES = ("REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD", "FENCE_BROKER_RECORD",
+                      "UNFENCE_BROKER_RECORD", "UNREGISTER_BROKER_RECORD", "REGISTER_CONTROLLER_RECORD")
+
+
+def _dir_change():
+    """A record's LogDirs when it changes them: every RegisterBrokerRecord (v3+), a BrokerRegistrationChangeRecord
+    only when it carries the tagged LogDirs (v2+, written when a dir goes offline); absent means no change."""
+    return (F.when(F.col(T) == "REGISTER_BROKER_RECORD", F.col("directories"))
+            .when((F.col(T) == "BROKER_REGISTRATION_CHANGE_RECORD") & (F.size("directories") > 0),
+                  F.col("directories")))
+
+
 def brokers(ml: MetadataLog) -> DataFrame:
-    """Registration state per broker in the image, with the time of its latest registration."""
+    """Registration state per broker in the image, with the time of its latest registration, the log dirs it
+    lists now (its latest RegisterBrokerRecord, narrowed by a later BrokerRegistrationChangeRecord LogDirs when
+    a dir failed) and every directory id it ever listed (an offline dir is one that left that list)."""
     img = ml.image
     regs = _type(img, "REGISTER_BROKER_RECORD").filter(F.col("broker_id").isNotNull())
-    log_dirs = F.col("directories")  # the ingest lifts RegisterBrokerRecord LogDirs into ``directories``
     latest = regs.groupBy("broker_id").agg(
         F.max("pos").alias("reg_pos"), F.max_by("broker_epoch", "pos").alias("broker_epoch"),
-        F.max_by("append_time", "pos").alias("_reg_time"), F.max_by(log_dirs, "pos").alias("registered_log_dirs"))
+        F.max_by("append_time", "pos").alias("_reg_time"))
+    dir_changes = (_type(img, "REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD")
+                   .filter(F.col("broker_id").isNotNull()).withColumn("_dirs", _dir_change())
+                   .filter(F.col("_dirs").isNotNull()))
+    current_dirs = dir_changes.groupBy("broker_id").agg(F.max_by("_dirs", "pos").alias("registered_log_dirs"))
+    cols = ("record_type", "broker_id", "directories")
+    ever = (_type(ml.image.select(*cols).unionByName(ml.history.select(*cols)), "REGISTER_BROKER_RECORD",
+                  "BROKER_REGISTRATION_CHANGE_RECORD")
+            .filter(F.col("broker_id").isNotNull() & F.col("directories").isNotNull())
+            .select("broker_id", F.explode("directories").alias("_d")).groupBy("broker_id")
+            .agg(F.sort_array(F.collect_set("_d")).alias("known_log_dirs")))
     unreg = _type(img, "UNREGISTER_BROKER_RECORD").groupBy("broker_id").agg(F.max("pos").alias("unreg_pos"))
     fence_value = (F.when(F.col(T) == "REGISTER_BROKER_RECORD", F.col("fenced") == 1)
                    .when(F.col(T) == "FENCE_BROKER_RECORD", F.lit(True))
@@ -135,19 +158,60 @@ def brokers(ml: MetadataLog) -> DataFrame:
                                                            F.max_by("append_time", "offset").alias("_htime")))
     bound = F.lit(ml.snapshot_time_bound).cast("timestamp")
     out = (latest.join(unreg, "broker_id", "left").join(fencing, "broker_id", "left")
+           .join(current_dirs, "broker_id", "left").join(ever, "broker_id", "left")
            .join(hist_regs, ["broker_id", "broker_epoch"], "left"))
     registered = F.col("unreg_pos").isNull() | (F.col("unreg_pos") < F.col("reg_pos"))
     return out.select(
         F.col("broker_id").cast("int").alias("broker_id"),
         registered.alias("registered"),
+        (~registered).alias("unregistered"),
         F.coalesce("fenced", F.lit(True)).alias("fenced"),
         "broker_epoch",
         F.when(F.col("reg_pos") >= 0, F.col("reg_pos")).otherwise(F.col("_hoff")).alias("registration_offset"),
         F.when(F.col("reg_pos") >= 0, F.col("_reg_time")).otherwise(F.coalesce("_htime", bound))
         .alias("registration_time"),
         "registered_log_dirs",
+        "known_log_dirs",
         F.lit("kraft").alias("source"),
     )
+
+
+def controllers(ml: MetadataLog) -> DataFrame:
+    """node_id of every controller that registered (RegisterControllerRecord, KIP-919), image or history."""
+    both = ml.image.select("record_type", "broker_id").unionByName(ml.history.select("record_type", "broker_id"))
+    return (_type(both, "REGISTER_CONTROLLER_RECORD").filter(F.col("broker_id").isNotNull())
+            .select(F.col("broker_id").cast("int").alias("node_id")).distinct())
+
+
+def registration_events(ml: MetadataLog) -> DataFrame:
+    """Every registration, fencing, LogDirs change and unregistration in the retained log and the snapshot:
+    a node's history as the controller recorded it (silver_node_registrations)."""
+    hist = _type(ml.history, *REGISTRATION_TYPES).select(
+        F.col("offset").alias("pos"), "offset", "append_time", "record_type", "broker_id", "broker_epoch", "fenced",
+        "directories", F.lit("log").alias("source"))
+    snap = _type(ml.image.filter(F.col("pos") < 0), *REGISTRATION_TYPES).select(
+        "pos", F.lit(None).cast("long").alias("offset"), F.lit(None).cast("timestamp").alias("append_time"),
+        "record_type", "broker_id", "broker_epoch", "fenced", "directories", F.lit("snapshot").alias("source"))
+    both = hist.unionByName(snap)
+    event = (F.when(F.col(T) == "REGISTER_CONTROLLER_RECORD", F.lit("controller_registered"))
+             .when(F.col(T) == "REGISTER_BROKER_RECORD", F.lit("registered"))
+             .when(F.col(T) == "UNREGISTER_BROKER_RECORD", F.lit("unregistered"))
+             .when(F.col(T) == "FENCE_BROKER_RECORD", F.lit("fenced"))
+             .when(F.col(T) == "UNFENCE_BROKER_RECORD", F.lit("unfenced"))
+             .when(F.size("directories") > 0, F.lit("log_dirs_changed"))
+             .when(F.col("fenced") == 1, F.lit("fenced"))
+             .when(F.col("fenced") == -1, F.lit("unfenced"))
+             .otherwise(F.lit("changed")))
+    return both.select(
+        F.col("broker_id").cast("int").alias("node_id"),
+        F.when(F.col(T) == "REGISTER_CONTROLLER_RECORD", F.lit("controller")).otherwise(F.lit("broker")).alias("role"),
+        "source", F.col("pos").alias("seq"), "offset", F.col("append_time").alias("event_time"),
+        F.col(T).alias("record_type"), event.alias("event"), "broker_epoch",
+        F.when(F.col(T) == "REGISTER_BROKER_RECORD", F.col("fenced") == 1)
+        .when(F.col(T) == "FENCE_BROKER_RECORD", F.lit(True))
+        .when(F.col(T) == "UNFENCE_BROKER_RECORD", F.lit(False))
+        .when(F.col("fenced") == 1, F.lit(True)).when(F.col("fenced") == -1, F.lit(False)).alias("fenced"),
+        _dir_change().alias("log_dirs"))
 
 
 def replica_exits(ml: MetadataLog) -> DataFrame:

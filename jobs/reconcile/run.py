@@ -20,15 +20,15 @@ from pyspark.sql import functions as F
 from jobs.tables import bronze as bronze_tables
 from jobs.tables import silver as silver_tables
 
-from . import checks_deletes, checks_metadata, checks_producer_ids, checks_replicas
+from . import checks_deletes, checks_log_dirs, checks_metadata, checks_producer_ids, checks_replicas
 from .catalogue import Catalogue, load_catalogue
 from .context import CheckContext
 from .findings import assemble
 from .frames import conform, conform_all, materialize
 from .silver_build import (
     controller_view,
-    foreign_log_dirs,
     silver_brokers,
+    silver_log_dirs,
     silver_producer_ids,
     silver_replicas,
 )
@@ -75,15 +75,18 @@ def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFr
         "silver_partition_assignments": assignments,
         "silver_producer_id_blocks": blocks,
     }
-    foreign = materialize(foreign_log_dirs(b["bronze_log_dirs"], brokers, cluster))
-    replicas = materialize(silver_replicas(view, b["bronze_dir_entries"], brokers, foreign))
+    log_dirs = materialize(silver_log_dirs(view, b["bronze_log_dirs"], b["bronze_dir_entries"], brokers, cluster))
+    silver["silver_log_dirs"] = log_dirs
+    silver["silver_node_registrations"] = view.registrations
+    replicas = materialize(silver_replicas(view, b["bronze_dir_entries"], brokers, log_dirs))
     in_use = materialize(silver_producer_ids(view, b["bronze_producer_states"], blocks,
                                              catalogue.thresholds.producer_id_block_size))
     silver["silver_replicas"] = replicas
     silver["silver_producer_ids_in_use"] = in_use
-    ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas, foreign)
-    parts = (checks_replicas.all_checks(ctx) + checks_deletes.all_checks(ctx) + checks_producer_ids.all_checks(ctx)
-             + checks_metadata.all_checks(ctx))
+    ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas,
+                       log_dirs)
+    parts = (checks_replicas.all_checks(ctx) + checks_log_dirs.all_checks(ctx) + checks_deletes.all_checks(ctx)
+             + checks_producer_ids.all_checks(ctx) + checks_metadata.all_checks(ctx))
     findings = materialize(assemble(parts, catalogue, brokers, cluster, capture_id, run_id, capture_time))
     out = {name: conform(_with_run(df, capture_id, run_id, cluster), specs[name]) for name, df in silver.items()}
     return ReconcileResult(out, findings, cluster, view.mode, catalogue)

@@ -10,10 +10,17 @@ from pyspark.sql import functions as F
 
 from . import kraft_view, zk_view
 from .catalogue import Thresholds
-from .frames import assigned_element, basename, int_list_text, materialize
+from .frames import assigned_element, basename, int_list_text, materialize, real_directory
 from .metadata_log import MetadataLog, build_metadata_log
 
 REPLICA_KINDS = ("partition", "future", "delete", "stray")
+BROKER_VIEW_SCHEMA = ("broker_id int, registered boolean, unregistered boolean, fenced boolean, broker_epoch long, "
+                      "registration_offset long, registration_time timestamp, registered_log_dirs array<string>, "
+                      "known_log_dirs array<string>, source string")
+# log dir states (silver_log_dirs.state); the last three keep their replica dirs out of per-replica checks
+LOG_DIR_STATES = ("registered", "unregistered", "offline", "no_dir_registration", "controller_metadata",
+                  "decommissioned", "foreign")
+UNRECONCILED_STATES = ("controller_metadata", "decommissioned", "foreign")
 
 
 @dataclass
@@ -27,6 +34,8 @@ class ControllerView:
     exits: DataFrame           # topic_id, partition, broker_id, exit_offset, exit_time, exit_kind
     pid_blocks: DataFrame
     renamed_for_delete: DataFrame
+    controllers: DataFrame     # node_id of every registered controller (RegisterControllerRecord)
+    registrations: DataFrame   # silver_node_registrations rows (without run columns)
 
     @property
     def kraft_rules(self) -> bool:
@@ -76,14 +85,18 @@ def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds) -
     else:
         inc = _empty_like(spark, "silver_topic_incarnations")
         asg = _empty_like(spark, "silver_partition_assignments")
-        brk = spark.createDataFrame([], "broker_id int, registered boolean, fenced boolean, broker_epoch long, "
-                                        "registration_offset long, registration_time timestamp, "
-                                        "registered_log_dirs array<string>, source string")
+        brk = spark.createDataFrame([], BROKER_VIEW_SCHEMA)
         exits = spark.createDataFrame([], "topic_id string, partition int, broker_id int, exit_offset long, "
                                           "exit_time timestamp, exit_kind string")
         pids = _empty_like(spark, "silver_producer_id_blocks")
+    if has_kraft:
+        ctl, regs = kraft_view.controllers(ml), kraft_view.registration_events(ml)
+    else:
+        ctl = spark.createDataFrame([], "node_id int")
+        regs = _empty_like(spark, "silver_node_registrations").drop("capture_id", "run_id", "cluster_id")
     return ControllerView(mode, cluster, ml, materialize(inc), materialize(asg), materialize(brk), materialize(exits),
-                          materialize(pids), materialize(zk_view.renamed_for_delete(events)))
+                          materialize(pids), materialize(zk_view.renamed_for_delete(events)), materialize(ctl),
+                          regs)
 
 
 def _empty_like(spark: SparkSession, name: str) -> DataFrame:
@@ -92,50 +105,155 @@ def _empty_like(spark: SparkSession, name: str) -> DataFrame:
 
 
 def silver_brokers(view: ControllerView, log_dirs: DataFrame) -> DataFrame:
-    """Every broker seen in the metadata, on disk or in a replica set, with its state at capture time."""
+    """Every node seen in the metadata, on disk or in a replica set, with its role and state at capture time.
+    A dedicated controller (RegisterControllerRecord, no broker registration) is role ``controller``, state
+    ``controller``: it has no replicas and is never an absent broker."""
     captured = log_dirs.filter(F.col("broker_id").isNotNull()).groupBy("broker_id").agg(
         F.count("*").cast("int").alias("log_dir_count"))
     assigned = view.assignments.select(F.explode("replicas").alias("broker_id")).distinct()
+    ctl = view.controllers.select(F.col("node_id").alias("broker_id"), F.lit(True).alias("_controller"))
     ids = (view.brokers.select("broker_id").unionByName(captured.select("broker_id"))
-           .unionByName(assigned.select("broker_id")).distinct())
-    out = ids.join(view.brokers, "broker_id", "left").join(captured, "broker_id", "left")
+           .unionByName(assigned.select("broker_id")).unionByName(ctl.select("broker_id")).distinct())
+    out = (ids.join(view.brokers, "broker_id", "left").join(captured, "broker_id", "left")
+           .join(ctl, "broker_id", "left"))
     registered = F.coalesce(F.col("registered"), F.lit(False))
     fenced = F.coalesce(F.col("fenced"), F.lit(False))
+    is_broker = F.col("source").isNotNull()
+    is_controller = F.coalesce(F.col("_controller"), F.lit(False))
+    role = (F.when(is_broker & is_controller, "broker+controller").when(is_controller, "controller")
+            .otherwise("broker"))
+    state = (F.when(registered & fenced, "fenced").when(registered, "active")
+             .when(F.coalesce(F.col("unregistered"), F.lit(False)), "unregistered")
+             .when(is_controller, "controller").otherwise("absent"))
     return out.select(
         F.col("broker_id").cast("int").alias("broker_id"),
-        F.when(~registered, "absent").when(fenced, "fenced").otherwise("active").alias("state"),
+        role.alias("role"),
+        state.alias("state"),
         registered.alias("registered"), (registered & fenced).alias("fenced"),
-        "broker_epoch", "registration_offset", "registration_time", "registered_log_dirs",
+        "broker_epoch", "registration_offset", "registration_time", "registered_log_dirs", "known_log_dirs",
         F.col("log_dir_count").isNotNull().alias("captured"),
         F.coalesce("log_dir_count", F.lit(0)).alias("log_dir_count"),
-        F.coalesce("source", F.lit("capture")).alias("source"),
+        F.coalesce("source", F.when(is_controller, F.lit("kraft")), F.lit("capture")).alias("source"),
     )
 
 
-def foreign_log_dirs(log_dirs: DataFrame, brokers: DataFrame, cluster_id: Optional[str]) -> DataFrame:
-    """Log dirs that are not this cluster's: another cluster.id, or (when registrations list their log dirs,
-    KIP-858) a directory.id that no broker registered. Their replica dirs are not reconciled."""
-    registered = brokers.select(F.explode_outer("registered_log_dirs").alias("_dir")).filter(F.col("_dir").isNotNull())
-    any_listed = registered.limit(1).count() > 0
-    d = log_dirs.join(registered.distinct().withColumn("_known", F.lit(True)),
-                      F.col("directory_id") == F.col("_dir"), "left")
+def _assigned_dirs(view: ControllerView) -> DataFrame:
+    """(broker_id, directory_id) -> partitions the metadata assigns to that directory (real ids only)."""
+    a = (view.assignments.filter(~F.col("marked_for_deletion"))
+         .select("topic_name", "partition", F.posexplode("replicas").alias("_i", "broker_id"), "directories")
+         .withColumn("directory_id", F.try_element_at("directories", (F.col("_i") + 1).cast("int")))
+         .filter(real_directory(F.col("directory_id"))))
+    return a.groupBy("broker_id", "directory_id").agg(
+        F.count("*").cast("int").alias("assigned_partitions"),
+        F.sort_array(F.collect_list(F.concat_ws("-", "topic_name", F.col("partition").cast("string"))))
+        .alias("assigned_list"))
+
+
+def silver_log_dirs(view: ControllerView, log_dirs: DataFrame, dir_entries: DataFrame, brokers: DataFrame,
+                    cluster_id: Optional[str]) -> DataFrame:
+    """Every captured log dir with its state, plus one row per offline dir (a directory its broker registered
+    or is assigned replicas in, missing from its latest registration and not captured).
+
+    registered: in its broker's latest registration (RegisterBrokerRecord LogDirs, narrowed by a later
+    BrokerRegistrationChangeRecord); unregistered: the broker listed it before (or the metadata assigns
+    replicas to it) but not now - a dir that failed and came back; offline: such a dir that is not in the
+    capture; no_dir_registration: registrations carry no LogDirs (ZooKeeper, KRaft before 3.7);
+    controller_metadata: a controller's metadata dir (RegisterControllerRecord, or a node that never
+    registered as a broker holding only __cluster_metadata-0); decommissioned: its broker was unregistered;
+    foreign: another cluster, a directory.id another broker registered, or one no broker ever registered."""
+    entries = dir_entries.filter(F.col("entry_kind").isin(*REPLICA_KINDS))
+    sizes = dir_entries.groupBy("log_dir").agg(F.sum("bytes").alias("bytes"))
+    counts = entries.groupBy("log_dir").agg(F.count("*").cast("int").alias("replica_dirs"))
+    nodes = brokers.select("broker_id", "role", F.col("state").alias("broker_state"), "registered_log_dirs",
+                           "known_log_dirs", F.col("source").alias("_node_source"))
+    owners = (brokers.select("broker_id", F.explode_outer("known_log_dirs").alias("directory_id"))
+              .filter(F.col("directory_id").isNotNull())
+              .groupBy("directory_id").agg(F.sort_array(F.collect_set("broker_id")).alias("_owners")))
+    any_listed = F.lit(brokers.filter(F.size(F.coalesce("known_log_dirs", F.array())) > 0).limit(1).count() > 0)
+    asg = _assigned_dirs(view)
+    d = (log_dirs.select("broker_id", "log_dir", "cluster_id", "directory_id", "has_metadata_log")
+         .join(sizes, "log_dir", "left").join(counts, "log_dir", "left")
+         .join(nodes, "broker_id", "left").join(owners, "directory_id", "left")
+         .join(asg, ["broker_id", "directory_id"], "left"))
+    replica_dirs = F.coalesce(F.col("replica_dirs"), F.lit(0))
     other_cluster = F.lit(False) if cluster_id is None else (
         F.col("cluster_id").isNotNull() & (F.col("cluster_id") != F.lit(cluster_id)))
-    unregistered = F.lit(any_listed) & F.col("directory_id").isNotNull() & F.col("_known").isNull()
+    is_broker_node = F.col("_node_source").isin("kraft", "zookeeper") & (F.col("role") != "controller")
+    controller_dir = ((F.col("role") == "controller")
+                      | (~F.coalesce(is_broker_node, F.lit(False)) & F.coalesce(F.col("has_metadata_log"), F.lit(False))
+                         & (replica_dirs == 0)))
+    in_current = F.coalesce(F.array_contains("registered_log_dirs", F.col("directory_id")), F.lit(False))
+    known_here = (F.coalesce(F.array_contains("known_log_dirs", F.col("directory_id")), F.lit(False))
+                  | F.col("assigned_partitions").isNotNull())
+    other_owner = (F.col("_owners").isNotNull() & ~F.coalesce(F.array_contains("_owners", F.col("broker_id")),
+                                                               F.lit(False)))
+    listed = any_listed & F.col("directory_id").isNotNull()
+    state = (F.when(other_cluster, "foreign")
+             .when(controller_dir, "controller_metadata")
+             .when(F.col("broker_state") == "unregistered", "decommissioned")
+             .when(listed & other_owner, "foreign")
+             .when(listed & in_current, "registered")
+             .when(listed & known_here, "unregistered")
+             .when(listed, "foreign")
+             .otherwise("no_dir_registration"))
     reason = (F.when(other_cluster, F.concat(F.lit("cluster.id "), F.col("cluster_id"), F.lit(" is not "),
-                                              F.lit(cluster_id)))
-              .otherwise(F.concat(F.lit("directory.id "), F.col("directory_id"),
-                                  F.lit(" is registered by no broker (meta.properties says node.id "),
-                                  F.col("broker_id").cast("string"), F.lit(")"))))
-    return (d.filter(other_cluster | unregistered)
-            .select("broker_id", "log_dir", "cluster_id", "directory_id", reason.alias("foreign_reason")))
+                                             F.lit(cluster_id)))
+              .when(controller_dir, F.concat(F.lit("metadata dir of controller "), F.col("broker_id").cast("string"),
+                                             F.lit(": holds a copy of __cluster_metadata-0 and no replicas")))
+              .when(F.col("broker_state") == "unregistered",
+                    F.concat(F.lit("broker "), F.col("broker_id").cast("string"),
+                             F.lit(" was unregistered (UnregisterBrokerRecord): nothing will ever read this dir")))
+              .when(listed & other_owner, F.concat(F.lit("directory.id "), F.col("directory_id"),
+                                                   F.lit(" is registered by broker "),
+                                                   F.array_join(F.col("_owners").cast("array<string>"), ", "),
+                                                   F.lit(" (meta.properties says node.id "),
+                                                   F.col("broker_id").cast("string"), F.lit(")")))
+              .when(listed & in_current, F.lit("in the broker's latest registration"))
+              .when(listed & known_here, F.concat(
+                  F.lit("directory.id "), F.col("directory_id"), F.lit(" is not in broker "),
+                  F.col("broker_id").cast("string"), F.lit("'s latest registration (LogDirs "),
+                  F.array_join(F.coalesce("registered_log_dirs", F.array()), ", "), F.lit(")")))
+              .when(listed, F.concat(F.lit("directory.id "), F.col("directory_id"),
+                                     F.lit(" is registered by no broker (meta.properties says node.id "),
+                                     F.col("broker_id").cast("string"), F.lit(")")))
+              .otherwise(F.lit("registrations list no log dirs (ZooKeeper or KRaft before 3.7)")))
+    captured = d.select(
+        "broker_id", F.coalesce("role", F.lit("broker")).alias("node_role"), "broker_state", "log_dir",
+        basename(F.col("log_dir")).alias("log_dir_name"), "directory_id", state.alias("state"), reason.alias("reason"),
+        F.lit(True).alias("captured"), F.coalesce("has_metadata_log", F.lit(False)).alias("has_metadata_log"),
+        replica_dirs.alias("replica_dirs"), F.coalesce("bytes", F.lit(0)).cast("long").alias("bytes"),
+        F.coalesce("assigned_partitions", F.lit(0)).alias("assigned_partitions"),
+        F.coalesce("assigned_list", F.array().cast("array<string>")).alias("assigned_list"))
+    # offline: dirs of a captured, registered broker that left its registration (or never were in it) but still
+    # have replicas assigned, and are not in the capture
+    seen = log_dirs.filter(F.col("directory_id").isNotNull()).select(
+        "broker_id", "directory_id", F.lit(True).alias("_seen"))
+    live = brokers.filter(F.col("registered") & F.col("captured")).select(
+        "broker_id", "role", F.col("state").alias("broker_state"), "registered_log_dirs", "known_log_dirs")
+    gone = (asg.join(live, "broker_id").join(seen, ["broker_id", "directory_id"], "left")
+            .filter(F.col("_seen").isNull() & F.col("registered_log_dirs").isNotNull()
+                    & ~F.array_contains("registered_log_dirs", F.col("directory_id"))))
+    offline = gone.select(
+        "broker_id", F.coalesce("role", F.lit("broker")).alias("node_role"), "broker_state",
+        F.lit(None).cast("string").alias("log_dir"), F.lit(None).cast("string").alias("log_dir_name"), "directory_id",
+        F.lit("offline").alias("state"),
+        F.concat(F.lit("directory "), F.col("directory_id"), F.lit(" is not in broker "),
+                 F.col("broker_id").cast("string"), F.lit("'s latest registration (LogDirs "),
+                 F.array_join(F.coalesce("registered_log_dirs", F.array()), ", "),
+                 F.lit(") and is not in the capture: Kafka marked it offline")).alias("reason"),
+        F.lit(False).alias("captured"), F.lit(False).alias("has_metadata_log"), F.lit(0).alias("replica_dirs"),
+        F.lit(0).cast("long").alias("bytes"), "assigned_partitions", "assigned_list")
+    return captured.unionByName(offline)
 
 
 def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataFrame,
-                    foreign: Optional[DataFrame] = None) -> DataFrame:
-    """Every replica dir joined to its incarnation (by topic id), the live id of its name, and its assignment."""
-    if foreign is not None:
-        dir_entries = dir_entries.join(foreign.select("log_dir"), "log_dir", "left_anti")
+                    log_dirs: Optional[DataFrame] = None) -> DataFrame:
+    """Every replica dir joined to its incarnation (by topic id), the live id of its name, and its assignment.
+    Dirs of foreign, decommissioned and controller log dirs (silver_log_dirs) are left out: one finding per log
+    dir speaks for them."""
+    if log_dirs is not None:
+        skip = log_dirs.filter(F.col("state").isin(*UNRECONCILED_STATES) & F.col("log_dir").isNotNull())
+        dir_entries = dir_entries.join(skip.select("log_dir"), "log_dir", "left_anti")
     d = (dir_entries.filter(F.col("entry_kind").isin(*REPLICA_KINDS))
          .select("broker_id", "log_dir", basename(F.col("log_dir")).alias("log_dir_name"), "directory_id",
                  F.col("entry_name").alias("dir_name"), "entry_kind", F.col("topic").alias("topic_from_name"),

@@ -147,9 +147,10 @@ def brokers(events: DataFrame) -> DataFrame:
     z = _znodes(events).filter(F.col("zk_path").rlike(BROKER_PATH))
     return z.select(
         F.regexp_extract("zk_path", BROKER_PATH, 1).cast("int").alias("broker_id"),
-        F.lit(True).alias("registered"), F.lit(False).alias("fenced"),
+        F.lit(True).alias("registered"), F.lit(False).alias("unregistered"), F.lit(False).alias("fenced"),
         F.lit(None).cast("long").alias("broker_epoch"), F.lit(None).cast("long").alias("registration_offset"),
         F.col("event_time").alias("registration_time"), F.lit(None).cast("array<string>").alias("registered_log_dirs"),
+        F.lit(None).cast("array<string>").alias("known_log_dirs"),
         F.lit("zookeeper").alias("source")).dropDuplicates(["broker_id"])
 
 

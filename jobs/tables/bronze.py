@@ -114,7 +114,7 @@ METADATA_RECORDS = TableSpec(
         ("topic_id", "string", ""),
         ("topic_name", "string", ""),
         ("partition_id", "int", ""),
-        ("broker_id", "int", "BrokerId / Id of broker records and ProducerIdsRecord"),
+        ("broker_id", "int", "BrokerId / Id of broker records and ProducerIdsRecord; ControllerId of RegisterControllerRecord"),
         ("broker_epoch", "long", ""),
         ("replicas", "array<int>", ""),
         ("isr", "array<int>", ""),

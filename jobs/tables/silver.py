@@ -19,15 +19,20 @@ BROKERS = TableSpec(
     partition_by=("capture_id",),
     columns=cols(
         *RUN_COLS,
-        ("broker_id", "int", ""),
-        ("state", "string", "active, fenced, absent (not registered at capture time)"),
+        ("broker_id", "int", "node id (brokers and controllers share one id space in KRaft)"),
+        ("role", "string", "broker, controller (dedicated: RegisterControllerRecord, no broker registration) or "
+         "broker+controller"),
+        ("state", "string", "active, fenced, unregistered (decommissioned: UnregisterBrokerRecord), controller "
+         "(a dedicated controller), absent (not registered at capture time)"),
         ("registered", "boolean", "registered in the image (KRaft) or /brokers/ids (ZooKeeper) at capture"),
         ("fenced", "boolean", "fenced in the image at capture"),
         ("broker_epoch", "long", "epoch of the latest registration"),
         ("registration_offset", "long", "metadata offset of the latest RegisterBrokerRecord, when in the log"),
         ("registration_time", "timestamp", "time of the latest registration (log append time, znode ctime); "
          "when only in a snapshot: the snapshot's last contained log time (an upper bound)"),
-        ("registered_log_dirs", "array<string>", "directory ids the registration lists (RegisterBrokerRecord v3+)"),
+        ("registered_log_dirs", "array<string>", "directory ids the latest registration lists (RegisterBrokerRecord "
+         "v3+ LogDirs, narrowed by a later BrokerRegistrationChangeRecord v2 LogDirs when a dir went offline)"),
+        ("known_log_dirs", "array<string>", "every directory id the broker ever listed (snapshot + retained log)"),
         ("captured", "boolean", "the capture has at least one log dir of this broker"),
         ("log_dir_count", "int", "log dirs captured"),
         ("source", "string", "kraft, zookeeper or capture (only seen on disk)"),
@@ -99,7 +104,7 @@ REPLICAS = TableSpec(
     columns=cols(
         *RUN_COLS,
         ("broker_id", "int", ""),
-        ("broker_state", "string", "active, fenced, absent"),
+        ("broker_state", "string", "active, fenced, unregistered, controller, absent"),
         ("log_dir", "string", "log dir path as captured"),
         ("log_dir_name", "string", "basename of the log dir"),
         ("directory_id", "string", "the log dir's directory.id"),
@@ -179,4 +184,56 @@ PRODUCER_IDS_IN_USE = TableSpec(
     ),
 )
 
-TABLES = (BROKERS, TOPIC_INCARNATIONS, PARTITION_ASSIGNMENTS, REPLICAS, PRODUCER_ID_BLOCKS, PRODUCER_IDS_IN_USE)
+LOG_DIRS = TableSpec(
+    name="silver_log_dirs",
+    layer="silver",
+    description="Every captured log dir with its state against its node's registration, plus one row per offline "
+    "dir (listed before or assigned replicas, missing from the latest registration and from the capture).",
+    keys=("capture_id", "broker_id", "log_dir", "directory_id"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("broker_id", "int", "node id from meta.properties (offline rows: the registering broker)"),
+        ("node_role", "string", "broker, controller or broker+controller"),
+        ("broker_state", "string", "the node's state (silver_brokers.state)"),
+        ("log_dir", "string", "path as captured; null for an offline dir that is not in the capture"),
+        ("log_dir_name", "string", "basename of log_dir"),
+        ("directory_id", "string", "meta.properties directory.id / the registered directory id"),
+        ("state", "string", "registered, unregistered, offline, no_dir_registration, controller_metadata, "
+         "decommissioned, foreign"),
+        ("reason", "string", "why, with the ids and records that decide it"),
+        ("captured", "boolean", "the dir is in the capture"),
+        ("has_metadata_log", "boolean", "holds __cluster_metadata-0"),
+        ("replica_dirs", "int", "replica dirs (normal, -future, -delete, -stray) inside"),
+        ("bytes", "long", "bytes of everything inside"),
+        ("assigned_partitions", "int", "partitions the metadata assigns to this directory for this broker"),
+        ("assigned_list", "array<string>", "those partitions as topic-partition, sorted"),
+    ),
+)
+
+NODE_REGISTRATIONS = TableSpec(
+    name="silver_node_registrations",
+    layer="silver",
+    description="A node's registration history as the controller recorded it: RegisterBrokerRecord, "
+    "RegisterControllerRecord, fencing, LogDirs changes and unregistration (snapshot and retained log).",
+    keys=("capture_id", "source", "seq"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("node_id", "int", "BrokerId / ControllerId"),
+        ("role", "string", "broker or controller"),
+        ("source", "string", "log or snapshot"),
+        ("seq", "long", "metadata offset (log) or snapshot position"),
+        ("offset", "long", "metadata offset, null for snapshot records"),
+        ("event_time", "timestamp", "append time of the record's batch"),
+        ("record_type", "string", ""),
+        ("event", "string", "registered, controller_registered, fenced, unfenced, log_dirs_changed, "
+         "unregistered, changed"),
+        ("broker_epoch", "long", ""),
+        ("fenced", "boolean", "fenced after this record, when the record says"),
+        ("log_dirs", "array<string>", "LogDirs when the record sets them"),
+    ),
+)
+
+TABLES = (BROKERS, TOPIC_INCARNATIONS, PARTITION_ASSIGNMENTS, REPLICAS, PRODUCER_ID_BLOCKS, PRODUCER_IDS_IN_USE,
+          LOG_DIRS, NODE_REGISTRATIONS)

@@ -189,6 +189,18 @@ class Cluster:
                 "fenced": fenced, "logDirs": list(log_dirs)}
         return self.append(("REGISTER_BROKER_RECORD", data))
 
+    def register_controller(self, controller_id: int) -> int:
+        return self.append(("REGISTER_CONTROLLER_RECORD", {"controllerId": controller_id,
+                                                           "incarnationId": "AAAAAAAAAAAAAAAAAAAAAA"}))
+
+    def unregister(self, broker_id: int, epoch: int = 0) -> int:
+        return self.append(("UNREGISTER_BROKER_RECORD", {"brokerId": broker_id, "brokerEpoch": epoch}))
+
+    def log_dirs_change(self, broker_id: int, log_dirs: Sequence[str]) -> int:
+        """BrokerRegistrationChangeRecord v2 with LogDirs: what the controller writes when a dir goes offline."""
+        return self.append(("BROKER_REGISTRATION_CHANGE_RECORD",
+                            {"brokerId": broker_id, "brokerEpoch": 0, "logDirs": list(log_dirs)}))
+
     def fence(self, broker_id: int, fenced: bool = True) -> int:
         return self.append(("BROKER_REGISTRATION_CHANGE_RECORD",
                             {"brokerId": broker_id, "brokerEpoch": 0, "fenced": 1 if fenced else -1}))
@@ -241,13 +253,15 @@ class Cluster:
 
     # -- disks
     def broker(self, broker_id: int, log_dirs: Sequence[str] = ("kafka-logs",), directory_ids: Sequence[str] = (),
-               cluster_id: Optional[str] = None, meta_version: int = 1) -> None:
+               cluster_id: Optional[str] = None, meta_version: int = 1, has_metadata_log: Optional[bool] = None,
+               node: str = "broker") -> None:
+        """A node's captured log dirs (``node`` names the capture folder: broker-N or controller-N)."""
         for i, name in enumerate(log_dirs):
             self.log_dirs.append({
                 "capture_id": "cap", "run_id": "run", "cluster_id": cluster_id or self.cluster_id,
-                "broker_id": broker_id, "log_dir": f"broker-{broker_id}/{name}",
+                "broker_id": broker_id, "log_dir": f"{node}-{broker_id}/{name}",
                 "directory_id": directory_ids[i] if i < len(directory_ids) else None,
-                "meta_version": meta_version})
+                "meta_version": meta_version, "has_metadata_log": has_metadata_log})
 
     def dir(self, broker_id: int, name: str, topic_id: Optional[str], log_dir: str = "kafka-logs",
             pm_status: str = "ok", bytes: int = 1000, kind: Optional[str] = None, is_dir: bool = True,

@@ -14,9 +14,12 @@ from jobs.reconcile import run_reconcile
 H1, H2, H3 = "a" * 32, "b" * 32, "c" * 32
 D1, D2, D3, D4A, D4B, D5 = ("AAAAAAAAAAAAAAAAAAAAZA", "AAAAAAAAAAAAAAAAAAAAZQ", "AAAAAAAAAAAAAAAAAAAAZg",
                             "AAAAAAAAAAAAAAAAAAAAZw", "AAAAAAAAAAAAAAAAAAAAaA", "AAAAAAAAAAAAAAAAAAAAaQ")
+D8, D9A, D9B, DC100, DC101 = ("AAAAAAAAAAAAAAAAAAAAbA", "AAAAAAAAAAAAAAAAAAAAbQ", "AAAAAAAAAAAAAAAAAAAAbg",
+                              "AAAAAAAAAAAAAAAAAAAAcA", "AAAAAAAAAAAAAAAAAAAAcQ")
 T = {name: f"{name.upper():_<21}A"[:22] for name in (
     "healthy", "ordersold", "ordersnew", "gone", "mystery", "mystery2", "lonely", "remote", "dup", "moved", "moving",
-    "pm", "old", "local", "grow", "twinone", "twintwo", "neverseen", "fenced")}
+    "pm", "old", "local", "grow", "twinone", "twintwo", "neverseen", "fenced", "fadeout", "lostdisk", "stuckmove",
+    "leftover")}
 
 
 def build() -> Cluster:
@@ -26,6 +29,13 @@ def build() -> Cluster:
         c.broker(b, dirs, ids)
         c.register(b, log_dirs=ids)
     c.broker(6, cluster_id="SOME-OTHER-CLUSTER")  # a disk of another cluster; broker 6 never registered
+    c.broker(100, ["meta"], [DC100], node="controller")  # dedicated controllers: never brokers, never foreign
+    c.register_controller(100)
+    c.broker(101, ["meta"], [DC101], has_metadata_log=True, node="controller")  # no RegisterControllerRecord
+    c.broker(8, ["kafka-logs"], [D8])
+    c.register(8, log_dirs=[D8])
+    c.broker(9, ["a"], [D9A])                     # its dir b (D9B) died: offline, not in the capture
+    c.register(9, log_dirs=[D9A, D9B])
     c.fence(5)
     c.topic("healthy", T["healthy"], {0: [1, 2]})
     c.change(T["healthy"], 0, isr=[1], leader=1)                     # broker 2 lags: still valid
@@ -50,6 +60,13 @@ def build() -> Cluster:
     c.topic("twin", T["twinone"], {0: [1]})
     c.topic("twin", T["twintwo"], {0: [2]})                          # no RemoveTopicRecord in between
     c.topic("fencedtopic", T["fenced"], {0: [5, 1]})
+    c.topic("fadeout", T["fadeout"], {0: [5, 1]})
+    c.topic("lostdisk", T["lostdisk"], {0: [9, 1], 1: [1, 9]}, {0: [D9B, D1], 1: [D1, D9A]})
+    c.log_dirs_change(9, [D9A])                                      # the controller marks D9B offline
+    c.topic("stuckmove", T["stuckmove"], {0: [4]}, {0: [D4B]})      # -future in d2 stopped 3 days ago
+    c.topic("leftover", T["leftover"], {0: [8, 1]})
+    c.change(T["leftover"], 0, replicas=[1], isr=[1])                # moved off broker 8, then 8 unregistered
+    c.unregister(8)
     c.append(("BEGIN_TRANSACTION_RECORD", {"name": "aborted create"}))
     c.topic("ghost", "GHOST________________A", {0: [1, 2]})         # aborted: never in the image
     c.append(("ABORT_TRANSACTION_RECORD", {}))
@@ -62,6 +79,7 @@ def build() -> Cluster:
     c.advance(timedelta(days=1))
     c.register(2, log_dirs=[D2])                                     # broker 2 restarted: its delete timer re-armed
     c.advance(timedelta(seconds=30))
+    c.remove_topic(T["fadeout"])                                     # fenced broker 5 keeps fadeout-0: at once
     c.append(("BEGIN_TRANSACTION_RECORD", {"name": "never ended"}))
     c.topic("unfinished", "UNFINISHED___________A", {0: [1, 2]})    # a Begin never ended: not in the image
 
@@ -97,6 +115,14 @@ def build() -> Cluster:
     c.dir(2, "twin-0", T["twintwo"])
     c.dir(5, "fencedtopic-0", T["fenced"])
     c.dir(1, "fencedtopic-0", T["fenced"])
+    c.dir(5, "fadeout-0", T["fadeout"], bytes=4000)
+    c.dir(9, "lostdisk-1", T["lostdisk"], log_dir="a")
+    c.dir(1, "lostdisk-0", T["lostdisk"])
+    c.dir(1, "lostdisk-1", T["lostdisk"])
+    c.dir(4, "stuckmove-0", T["stuckmove"], log_dir="d1", mtime=c.start + timedelta(days=3))
+    c.dir(4, f"stuckmove-0.{H2}-future", T["stuckmove"], log_dir="d2", mtime=c.start)
+    c.dir(8, "leftover-0", T["leftover"], bytes=2500)
+    c.dir(1, "leftover-0", T["leftover"])
     c.dir(1, "lost+found", None, kind="non_kafka")
     c.dir(1, "notes.txt", None, kind="non_kafka", is_dir=False)     # Kafka ignores files
     c.producer(1, "healthy-0", 10, T["healthy"])
@@ -145,10 +171,15 @@ EXPECTED = {
     ("TOPIC_ID_CHANGED_WITHOUT_DELETE", None, None, "twin", None),
     ("DELETE_WITHOUT_CREATE", None, None, None, None),
     ("PID_BLOCK_REGRESSION", 3, None, None, None),
+    ("PID_BLOCK_OVERLAP", 3, None, None, None),                      # the regression also overlaps brokers 1, 2
     ("PID_BLOCK_OVERLAP", 2, None, None, None),
     ("PID_OUTSIDE_BLOCKS", None, None, "healthy", 0),
     ("METADATA_LOG_DIVERGENCE", 2, "__cluster_metadata-0", None, None),
     ("METADATA_LOG_GAP", 3, "__cluster_metadata-0", None, None),
+    ("DELETE_INCOMPLETE", 5, None, "fadeout", None),                # 30 s old, but broker 5 is fenced
+    ("OFFLINE_LOG_DIR", 9, None, None, None),                        # lostdisk-0 on 9 is not MISSING_REPLICA
+    ("FUTURE_MOVE_STUCK", 4, f"stuckmove-0.{H2}-future", "stuckmove", 0),
+    ("DECOMMISSIONED_BROKER_DATA", 8, None, None, None),            # and no STRAY_NOT_ASSIGNED for leftover-0
 }
 
 
@@ -167,6 +198,43 @@ def result(spark, cluster):
 @pytest.fixture(scope="module")
 def findings(result):
     return [r.asDict() for r in result.findings.collect()]
+
+
+@pytest.mark.spark
+def test_a_regressed_block_that_overlaps_other_owners_says_so(findings):
+    """Broker 3's block [500, 1499] goes below the high-water 2000 and overlaps broker 1's [0, 999] and broker
+    2's [1000, 1999]: the overlap finding names both owners and the shared ids, and the regression mentions it."""
+    overlap = next(f for f in findings if f["check_id"] == "PID_BLOCK_OVERLAP" and f["broker_id"] == 3)
+    assert "[0, 999] of broker 1" in overlap["message"] and "ids 500-999" in overlap["message"]
+    assert "[1000, 1999] of broker 2" in overlap["message"] and "ids 1000-1499" in overlap["message"]
+    assert json.loads(overlap["evidence"])["overlapping_owners"] == [1, 2]
+    regression = next(f for f in findings if f["check_id"] == "PID_BLOCK_REGRESSION")
+    assert "broker(s) 1, 2" in regression["message"]
+
+
+@pytest.mark.spark
+def test_node_roles_and_log_dir_states(result):
+    s = result.silver
+    roles = {r["broker_id"]: (r["role"], r["state"]) for r in s["silver_brokers"].collect()}
+    assert roles[100] == ("controller", "controller") and roles[8] == ("broker", "unregistered")
+    assert roles[101][1] == "absent"  # no RegisterControllerRecord: only its dir tells it is a controller
+    states = {(r["broker_id"], r["directory_id"]): (r["state"], r["captured"]) for r in s["silver_log_dirs"].collect()}
+    assert states[(100, DC100)] == ("controller_metadata", True)
+    assert states[(101, DC101)] == ("controller_metadata", True)
+    assert states[(8, D8)] == ("decommissioned", True)
+    assert states[(9, D9A)] == ("registered", True) and states[(9, D9B)] == ("offline", False)
+    assert states[(2, D2)] == ("registered", True) and states[(6, None)] == ("foreign", True)
+    events = {(r["node_id"], r["event"]) for r in s["silver_node_registrations"].collect()}
+    assert {(100, "controller_registered"), (9, "log_dirs_changed"), (8, "unregistered"), (5, "fenced")} <= events
+
+
+@pytest.mark.spark
+def test_offline_dir_finding_lists_its_partitions(findings):
+    f = next(f for f in findings if f["check_id"] == "OFFLINE_LOG_DIR")
+    ev = json.loads(f["evidence"])
+    assert ev["directory_id"] == D9B and ev["partitions"] == ["lostdisk-0"] and f["severity"] == "warning"
+    assert "lostdisk-0" in f["message"] and "missing from the capture" in f["message"]
+    assert not [m for m in findings if m["check_id"] == "MISSING_REPLICA" and m["topic_name"] == "lostdisk"]
 
 
 @pytest.mark.spark
@@ -189,8 +257,11 @@ def test_findings_carry_keys_severity_texts_and_evidence(findings, result):
     assert orphan["broker_state"] == "fenced" and "Broker 5 is fenced at capture time." in orphan["message"]
     foreign = next(f for f in findings if f["check_id"] == "FOREIGN_LOG_DIR")
     assert foreign["broker_state"] == "absent" and "SOME-OTHER-CLUSTER" in foreign["message"]
-    incomplete = next(f for f in findings if f["check_id"] == "DELETE_INCOMPLETE")
+    incomplete = next(f for f in findings if f["check_id"] == "DELETE_INCOMPLETE" and f["broker_id"] == 3)
     assert incomplete["topic_id"] == T["gone"] and incomplete["bytes"] == 7000
+    at_once = next(f for f in findings if f["check_id"] == "DELETE_INCOMPLETE" and f["broker_id"] == 5)
+    assert at_once["bytes"] == 4000 and "Broker 5 is fenced at capture time." in at_once["message"]
+    assert json.loads(at_once["evidence"])["broker_state"] == "fenced"
     dup = by[("DUPLICATE_REPLICA", 4, "dup-0")]
     assert dup["log_dir"] == "d2" and dup["bytes"] == 300   # the copy outside the assigned directory
     pid = next(f for f in findings if f["check_id"] == "PID_OUTSIDE_BLOCKS")
@@ -205,7 +276,8 @@ def test_findings_carry_keys_severity_texts_and_evidence(findings, result):
 def test_silver_tables(result):
     s = result.silver
     brokers = {r["broker_id"]: r["state"] for r in s["silver_brokers"].collect()}
-    assert brokers == {1: "active", 2: "active", 3: "active", 4: "active", 5: "fenced", 6: "absent", 7: "absent"}
+    assert brokers == {1: "active", 2: "active", 3: "active", 4: "active", 5: "fenced", 6: "absent", 7: "absent",
+                       8: "unregistered", 9: "active", 100: "controller", 101: "absent"}
     inc = {(r["topic_name"], r["topic_id"]): r for r in s["silver_topic_incarnations"].collect()}
     old, new = inc[("orders", T["ordersold"])], inc[("orders", T["ordersnew"])]
     assert old["deleted"] and not old["is_live"] and old["deleted_offset"] is not None and old["source"] == "log"

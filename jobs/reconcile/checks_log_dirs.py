@@ -1,0 +1,93 @@
+"""Log-dir checks, one finding per log dir, from silver_log_dirs (its state against the node's registration):
+
+OFFLINE_LOG_DIR       a dir Kafka marked offline: not in the broker's latest registration while replicas are
+                      still assigned to it, and missing from the capture (a dead disk) or present while the
+                      broker runs without it;
+UNREGISTERED_LOG_DIR  such a dir back in the capture while its broker is stopped or fenced: Kafka registers
+                      it again at the next start (info: the replicas inside are matched like any other);
+DECOMMISSIONED_BROKER_DATA  data left on a broker that was unregistered;
+FOREIGN_LOG_DIR       another cluster's dir, or a directory.id no broker (or another broker) registered.
+
+A controller's metadata dir (state controller_metadata) is never a finding.
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from .check_rows import details, evidence, rows
+from .context import CheckContext
+from .frames import basename
+
+
+def _listing(ctx: CheckContext) -> Column:
+    n = ctx.thresholds.evidence_max_items
+    more = F.size("assigned_list") - F.lit(n)
+    return F.concat(F.array_join(F.slice("assigned_list", 1, n), ", "),
+                    F.when(more > 0, F.concat(F.lit(" and "), more.cast("string"), F.lit(" more"))).otherwise(F.lit("")))
+
+
+def _values(ctx: CheckContext, d: DataFrame, extra: dict) -> dict:
+    n = ctx.thresholds.evidence_max_items
+    base = {
+        "broker_id": F.col("broker_id"), "log_dir": F.col("log_dir_name"), "log_dir_path": F.col("log_dir"),
+        "bytes": F.col("bytes"), "key_extra": F.concat(F.lit("dir="), F.coalesce("directory_id", F.col("log_dir"))),
+        "evidence": evidence(path=F.col("log_dir"), directory_id=F.col("directory_id"), state=F.col("state"),
+                             reason=F.col("reason"), broker_state=F.col("broker_state"),
+                             replica_dirs=F.col("replica_dirs"), bytes=F.col("bytes"),
+                             assigned_partitions=F.col("assigned_partitions"),
+                             partitions=F.slice("assigned_list", 1, n)),
+    }
+    base.update(extra)
+    return base
+
+
+def offline_log_dirs(ctx: CheckContext) -> DataFrame:
+    d = ctx.log_dirs
+    dead = d.filter(F.col("state") == "offline")
+    running_without = d.filter((F.col("state") == "unregistered") & (F.col("broker_state") == "active"))
+    where = (F.when(F.col("captured"), F.concat(F.lit("it is in the capture as "), F.col("log_dir"),
+                                                F.lit(" but the running broker does not use it")))
+             .otherwise(F.lit("it is missing from the capture (the disk is gone or unreadable)")))
+    both = dead.unionByName(running_without)
+    return rows(both, "OFFLINE_LOG_DIR", _values(ctx, both, {
+        "since": F.lit(None).cast("timestamp"),
+        "details": details(directory_id=F.col("directory_id"), where=where,
+                           partitions=F.col("assigned_partitions"), listing=_listing(ctx)),
+    }))
+
+
+def unregistered_log_dirs(ctx: CheckContext) -> DataFrame:
+    d = ctx.log_dirs.filter((F.col("state") == "unregistered") & (F.col("broker_state") != "active"))
+    state = F.coalesce(F.col("broker_state"), F.lit("not registered"))
+    return rows(d, "UNREGISTERED_LOG_DIR", _values(ctx, d, {
+        "details": details(directory_id=F.col("directory_id"), broker_state=state,
+                           replica_dirs=F.col("replica_dirs"), partitions=F.col("assigned_partitions")),
+    }))
+
+
+def decommissioned_data(ctx: CheckContext) -> DataFrame:
+    d = ctx.log_dirs.filter((F.col("state") == "decommissioned") & (F.col("replica_dirs") > 0))
+    return rows(d, "DECOMMISSIONED_BROKER_DATA", _values(ctx, d, {
+        "key_extra": F.lit(None),
+        "details": details(replica_dirs=F.col("replica_dirs")),
+    }))
+
+
+def foreign_log_dirs(ctx: CheckContext) -> DataFrame:
+    sizes = ctx.bronze["bronze_dir_entries"].groupBy("log_dir").agg(F.count("*").alias("entries"))
+    meta = ctx.bronze["bronze_log_dirs"].select("log_dir", F.col("cluster_id").alias("_meta_cluster"))
+    d = ctx.log_dirs.filter(F.col("state") == "foreign").join(sizes, "log_dir", "left").join(meta, "log_dir", "left")
+    return rows(d, "FOREIGN_LOG_DIR", {
+        "broker_id": F.col("broker_id"), "log_dir": basename(F.col("log_dir")), "log_dir_path": F.col("log_dir"),
+        "bytes": F.coalesce(F.col("bytes"), F.lit(0)),
+        "details": details(reason=F.col("reason")),
+        "evidence": evidence(path=F.col("log_dir"), reason=F.col("reason"),
+                             meta_properties_cluster_id=F.col("_meta_cluster"), cluster_id=F.lit(ctx.cluster_id),
+                             directory_id=F.col("directory_id"), meta_properties_node_id=F.col("broker_id"),
+                             entries=F.col("entries")),
+    })
+
+
+def all_checks(ctx: CheckContext):
+    return [offline_log_dirs(ctx), unregistered_log_dirs(ctx), decommissioned_data(ctx), foreign_log_dirs(ctx)]
