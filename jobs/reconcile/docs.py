@@ -48,9 +48,23 @@ marks it resolved at the first capture that no longer shows it.
   change them. Thresholds: `reconcile.file_delete_delay_ms` ({delay} ms, Kafka's `file.delete.delay.ms`
   default) plus `reconcile.delete_grace_ms` ({grace} ms); a ZooKeeper delete marker is stuck after
   `reconcile.zk_delete_stuck_after_ms` ({stuck} ms) or as soon as the controller logged that it halted it.
-- **Brokers that are fenced or absent** (not registered) at capture time are reported as such in
-  `broker_state`, and the finding's message says so. A broker whose disks were not captured is never
-  reported as missing replicas.
+- **Brokers that are fenced, unregistered or absent** (not registered) at capture time are reported as such
+  in `broker_state`, and the finding's message says so. A broker whose disks were not captured is never
+  reported as missing replicas. A deleted topic's dirs on a fenced or stopped broker are reported at once
+  (the delete grace is for deletes in progress; such a broker cannot progress it).
+- **Node kinds and log dirs.** Brokers, dedicated controllers (`process.roles=controller`:
+  RegisterControllerRecord, no broker registration) and combined nodes share one id space. Every captured
+  log dir gets a state in `silver_log_dirs`: *registered* (in its broker's latest registration: the
+  RegisterBrokerRecord LogDirs, narrowed by a BrokerRegistrationChangeRecord LogDirs when a dir failed),
+  *unregistered* (the broker listed it before, or replicas are assigned to it, but not now: a disk that failed
+  and came back), *offline* (such a dir missing from the capture), *controller_metadata* (a controller's
+  metadata dir: a copy of the metadata log, never foreign), *decommissioned* (its broker was unregistered),
+  *foreign* (another cluster.id, a directory.id another broker registered or no broker ever registered) or
+  *no_dir_registration* (ZooKeeper, KRaft before 3.7). Replicas in unregistered dirs are matched like any
+  other (duplicates across any two dirs of a broker count); replicas assigned to an offline dir are listed in
+  its OFFLINE_LOG_DIR finding, never reported missing; foreign, decommissioned and controller dirs get one
+  finding per log dir, not per replica. A `-future` dir is a move in progress (no finding) until it falls
+  `reconcile.future_move_stuck_ms` behind its source replica.
 - **Metadata history.** The image at capture is the authoritative copy's snapshot plus the log after it;
   creations and deletions are dated from that copy's retained log (records below the snapshot included);
   a topic only in the snapshot was created "before the retained history".
