@@ -496,8 +496,10 @@ def pid_regression(sim: Simulation) -> None:
     sim.kraft.write_producer_ids_record(2, reg.epoch, high - 2000)
     sim.advance(days(1))
     sim.expect("PID_BLOCK_REGRESSION")
+    sim.expect("PID_BLOCK_OVERLAP", broker_id=2)  # the regressed block is one another broker already holds
     sim.note(f"NextProducerId {high} -> {high - 2000}: the controller would re-issue ids already handed out "
-             "(Kafka's replay rejects it; it got into the log through a corrupted/diverged history).")
+             "(Kafka's replay rejects it; it got into the log through a corrupted/diverged history). The block "
+             "it implies is one broker 3 was given before, so it is also an overlap with another owner.")
 
 
 @scenario("pid-outside-blocks", "a producer id in use (batches + producer snapshot) above every allocated block",
