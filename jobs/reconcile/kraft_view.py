@@ -124,6 +124,15 @@ def _dir_change():
                   F.col("directories")))
 
 
+def _fence_value():
+    """Fenced after this record (True/False), or null when the record does not say."""
+    return (F.when(F.col(T) == "REGISTER_BROKER_RECORD", F.col("fenced") == 1)
+            .when(F.col(T) == "FENCE_BROKER_RECORD", F.lit(True))
+            .when(F.col(T) == "UNFENCE_BROKER_RECORD", F.lit(False))
+            .when((F.col(T) == "BROKER_REGISTRATION_CHANGE_RECORD") & (F.col("fenced") == 1), F.lit(True))
+            .when((F.col(T) == "BROKER_REGISTRATION_CHANGE_RECORD") & (F.col("fenced") == -1), F.lit(False)))
+
+
 def brokers(ml: MetadataLog) -> DataFrame:
     """Registration state per broker in the image, with the time of its latest registration, the log dirs it
     lists now (its latest RegisterBrokerRecord, narrowed by a later BrokerRegistrationChangeRecord LogDirs when
@@ -144,14 +153,9 @@ def brokers(ml: MetadataLog) -> DataFrame:
             .select("broker_id", F.explode("directories").alias("_d")).groupBy("broker_id")
             .agg(F.sort_array(F.collect_set("_d")).alias("known_log_dirs")))
     unreg = _type(img, "UNREGISTER_BROKER_RECORD").groupBy("broker_id").agg(F.max("pos").alias("unreg_pos"))
-    fence_value = (F.when(F.col(T) == "REGISTER_BROKER_RECORD", F.col("fenced") == 1)
-                   .when(F.col(T) == "FENCE_BROKER_RECORD", F.lit(True))
-                   .when(F.col(T) == "UNFENCE_BROKER_RECORD", F.lit(False))
-                   .when((F.col(T) == "BROKER_REGISTRATION_CHANGE_RECORD") & (F.col("fenced") == 1), F.lit(True))
-                   .when((F.col(T) == "BROKER_REGISTRATION_CHANGE_RECORD") & (F.col("fenced") == -1), F.lit(False)))
     fencing = (_type(img, "REGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD",
                      "BROKER_REGISTRATION_CHANGE_RECORD")
-               .withColumn("_f", fence_value).filter(F.col("_f").isNotNull())
+               .withColumn("_f", _fence_value()).filter(F.col("_f").isNotNull())
                .groupBy("broker_id").agg(F.max_by("_f", "pos").alias("fenced"), F.max("pos").alias("_fpos")))
     hist_regs = (_type(ml.history, "REGISTER_BROKER_RECORD")
                  .groupBy("broker_id", "broker_epoch").agg(F.max("offset").alias("_hoff"),
@@ -207,10 +211,7 @@ def registration_events(ml: MetadataLog) -> DataFrame:
         F.when(F.col(T) == "REGISTER_CONTROLLER_RECORD", F.lit("controller")).otherwise(F.lit("broker")).alias("role"),
         "source", F.col("pos").alias("seq"), "offset", F.col("append_time").alias("event_time"),
         F.col(T).alias("record_type"), event.alias("event"), "broker_epoch",
-        F.when(F.col(T) == "REGISTER_BROKER_RECORD", F.col("fenced") == 1)
-        .when(F.col(T) == "FENCE_BROKER_RECORD", F.lit(True))
-        .when(F.col(T) == "UNFENCE_BROKER_RECORD", F.lit(False))
-        .when(F.col("fenced") == 1, F.lit(True)).when(F.col("fenced") == -1, F.lit(False)).alias("fenced"),
+        _fence_value().alias("fenced"),
         _dir_change().alias("log_dirs"))
 
 
