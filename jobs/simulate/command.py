@@ -157,12 +157,12 @@ def pack_brokers(sim: Simulation, out: str, brokers: List[Broker], embed_metadat
 
     written = []
     for broker in brokers:
-        tree = os.path.join(trees, f"broker-{broker.broker_id}")
+        tree = os.path.join(trees, broker.folder)
         if not os.path.isdir(tree):
             continue
         options = collector.CollectOptions(include_metadata_log=broker.broker_id in embed_metadata_log)
-        log_dirs = [os.path.join(tree, d.name) for d in broker.log_dirs]
-        path = os.path.join(out, f"broker-{broker.broker_id}.jsonl.gz")
+        log_dirs = [os.path.join(tree, d.name) for d in broker.readable_dirs()]
+        path = os.path.join(out, f"{broker.folder}.jsonl.gz")
         collector.collect(log_dirs, path, options, capture_time=iso_utc(sim.capture_ms), host=broker.host)
         os.utime(path, ns=(sim.capture_ms * 1_000_000,) * 2)
         shutil.rmtree(tree)

@@ -123,6 +123,41 @@ class KraftController:
         self._append([self.image.register_broker_record(reg)])
         return epoch
 
+    def register_controller(self, controller_id: int, host: str) -> None:
+        """RegisterControllerRecord (KIP-919): what a dedicated controller writes when it joins the quorum."""
+        data = {
+            "controllerId": controller_id, "incarnationId": kafka_uuid.random_uuid(self.rng),
+            "zkMigrationReady": False,
+            "endPoints": [{"name": "CONTROLLER", "host": host, "port": 9093, "securityProtocol": 0}],
+            "features": [{"name": "metadata.version", "minSupportedVersion": 1,
+                          "maxSupportedVersion": self.image.metadata_version}]}
+        self.image.controllers[controller_id] = data  # snapshots carry it too, as Kafka's do
+        self._append([("RegisterControllerRecord", 0, data)])
+
+    def log_dir_offline(self, broker_id: int, directory_id: bytes, remaining: List[bytes]) -> None:
+        """A broker reported a failed dir (heartbeat OfflineLogDirs): leadership and ISR move off the partitions
+        assigned to it (handleDirectoriesOffline), and the registration's LogDirs lose it."""
+        reg = self.image.brokers[broker_id]
+        down = {b for b, r in self.image.brokers.items() if r.fenced}
+        records: List[Record] = []
+        for topic in self.image.topics.values():
+            for pid in sorted(topic.partitions):
+                part = topic.partitions[pid]
+                if part.directory_of(broker_id) != directory_id:
+                    continue
+                change = partition_rules.broker_down(part, broker_id, down)
+                if change:
+                    records.append(self._change_record(topic.topic_id, pid, change))
+        reg.log_dirs = list(remaining)
+        records.append(("BrokerRegistrationChangeRecord", 2,
+                        {"brokerId": broker_id, "brokerEpoch": reg.epoch, "logDirs": list(remaining)}))
+        self._append(records)
+
+    def unregister(self, broker_id: int) -> None:
+        """UnregisterBrokerRecord: the broker leaves the cluster's registrations (kafka-cluster remove)."""
+        reg = self.image.brokers.pop(broker_id)
+        self._append([("UnregisterBrokerRecord", 0, {"brokerId": broker_id, "brokerEpoch": reg.epoch})])
+
     def unfence(self, broker_id: int) -> None:
         reg = self.image.brokers[broker_id]
         reg.fenced = False

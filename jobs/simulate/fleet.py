@@ -85,6 +85,7 @@ class LogDir:
     holds_background: bool = True
     holds_metadata_log: bool = False
     meta_written_ms: int = 0
+    dead: bool = False  # the disk failed: Kafka cannot read it, its entries stay frozen; a 0-byte file in the capture
 
 
 @dataclass
@@ -104,16 +105,27 @@ class Broker:
     metadata_cut: Optional[int] = None  # offset its metadata log copy ends at (down brokers)
     clean_shutdown: bool = True
     notes: List[str] = field(default_factory=list)
+    role: str = "broker"  # broker | controller (a dedicated controller: one metadata dir, no replicas)
+    unregistered: bool = False  # decommissioned: UnregisterBrokerRecord written, its disks left as they were
+
+    @property
+    def folder(self) -> str:
+        """The node's folder in a capture: broker-<id> or controller-<id>."""
+        return f"{'controller' if self.role == 'controller' else 'broker'}-{self.broker_id}"
 
     def dir_by_id(self, directory_id: bytes) -> Optional[LogDir]:
         return next((d for d in self.log_dirs if d.directory_id == directory_id), None)
+
+    def readable_dirs(self) -> List[LogDir]:
+        """The dirs Kafka can see (a failed disk's dir is offline)."""
+        return [d for d in self.log_dirs if not d.dead]
 
     def registered_dirs(self) -> List[LogDir]:
         return [d for d in self.log_dirs if d.registered]
 
     def find(self, topic: str, partition: int, kinds=("partition",)) -> List[Tuple[LogDir, Replica]]:
         out = []
-        for d in self.log_dirs:
+        for d in self.readable_dirs():
             for entry in d.entries.values():
                 if isinstance(entry, Replica) and entry.topic == topic and entry.partition == partition \
                         and entry.kind in kinds:
@@ -121,7 +133,7 @@ class Broker:
         return out
 
     def replicas(self, kinds=("partition",)) -> List[Tuple[LogDir, Replica]]:
-        return [(d, e) for d in self.log_dirs for e in list(d.entries.values())
+        return [(d, e) for d in self.readable_dirs() for e in list(d.entries.values())
                 if isinstance(e, Replica) and e.kind in kinds]
 
 
@@ -150,12 +162,16 @@ class Fleet:
     # ---- replica lifecycle on one broker ----
 
     def create_replica(self, broker: Broker, topic: str, partition: int, topic_id: Optional[bytes], now: int,
-                       bytes_per_day: int, directory_id: Optional[bytes] = None) -> Tuple[LogDir, Replica]:
-        """``LogManager.getOrCreateLog``: in the assigned dir if it names one, else the least-loaded dir."""
+                       bytes_per_day: int, directory_id: Optional[bytes] = None) -> Optional[Tuple[LogDir, Replica]]:
+        """``LogManager.getOrCreateLog``: in the assigned dir if it names one, else the least-loaded dir; None
+        when the assigned dir is offline ("Skipping creation of log because there are potentially offline log
+        directories")."""
         existing = broker.find(topic, partition)
         if existing:
             return existing[0]
         target = broker.dir_by_id(directory_id) if directory_id is not None else None
+        if target is not None and target.dead:
+            return None
         if target is None:
             candidates = broker.registered_dirs() or broker.log_dirs
             target = min(candidates, key=lambda d: (sum(isinstance(e, Replica) for e in d.entries.values()),

@@ -77,6 +77,7 @@ class KraftImage:
     topics: Dict[bytes, TopicState] = field(default_factory=dict)
     ids_by_name: Dict[str, bytes] = field(default_factory=dict)
     brokers: Dict[int, BrokerRegistration] = field(default_factory=dict)
+    controllers: Dict[int, dict] = field(default_factory=dict)  # RegisterControllerRecord data by controller id
     next_producer_id: int = -1
     broker_configs: Dict[Tuple[str, str], str] = field(default_factory=dict)  # (resourceName, name) -> value
     zk_migration_state: Optional[int] = 0
@@ -162,6 +163,8 @@ class KraftImage:
         yield from self.feature_records()
         for broker_id in sorted(self.brokers):
             yield self.register_broker_record(self.brokers[broker_id])
+        for controller_id in sorted(self.controllers):  # ClusterImage writes controllers after brokers
+            yield ("RegisterControllerRecord", 0, self.controllers[controller_id])
         yield from extra_topics
         for topic in self.topics.values():
             yield from self.topic_records(topic)

@@ -767,3 +767,6 @@ def demo(sim: Simulation) -> None:
 
 def names() -> List[str]:
     return list(CATALOGUE)
+
+
+from . import scenarios_topologies  # noqa: E402,F401  (registers the production-topology scenarios)

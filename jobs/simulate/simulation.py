@@ -158,13 +158,21 @@ class Simulation:
             broker = Broker(b, f"kafka-{b}.sim.example", racks[(b - 1) % 3], self.version, self.mode, dirs)
             self.fleet.add(broker)
 
-    def start_kraft_cluster(self, voters: int = 3) -> None:
-        """Format, start, register and unfence every broker; the first ``voters`` are combined controllers."""
+    def start_kraft_cluster(self, voters: int = 3, dedicated_controllers: Sequence[int] = ()) -> None:
+        """Format, start, register and unfence every broker; the first ``voters`` are combined controllers,
+        or, with ``dedicated_controllers``, those node ids are the quorum (``process.roles=controller``): each
+        one metadata dir holding only ``__cluster_metadata-0``, a RegisterControllerRecord, no broker record."""
         self.log = MetadataLog(os.path.join(self.work_dir, "metadata-master"), self.metadata_segment_ms)
         self._make_brokers(1, True)
         for b in self.broker_ids:
             self.fleet[b].log_dirs[0].holds_metadata_log = True
-        self.voters = self.broker_ids[:voters]
+        for c in dedicated_controllers:
+            meta = LogDir("meta", kafka_uuid.random_uuid(self.rng), self.cluster_id, c, 1, self.clock.now,
+                          registered=False, holds_background=False, holds_metadata_log=True,
+                          meta_written_ms=self.clock.now)
+            self.fleet.add(Broker(c, f"controller-{c}.sim.example", None, self.version, "kraft", [meta],
+                                  role="controller"))
+        self.voters = list(dedicated_controllers) or self.broker_ids[:voters]
         for b in self.voters:
             self.fleet[b].is_voter = True
         self.background = Background(self.params.seed, self.broker_ids,
@@ -174,6 +182,8 @@ class Simulation:
         self.advance(2 * MINUTE)
         self.kraft.elect_leader(self.voters[0])
         self.kraft.bootstrap()
+        for c in dedicated_controllers:
+            self.kraft.register_controller(c, self.fleet[c].host)
         for b in self.broker_ids:
             broker = self.fleet[b]
             broker.epoch = self.kraft.register(b, [d.directory_id for d in broker.registered_dirs()], broker.rack,
@@ -267,6 +277,32 @@ class Simulation:
         self.clock.tick(9000)  # broker.session.timeout.ms
         self.kraft.broker_lost(broker_id)
 
+    def fail_log_dir(self, broker_id: int, name: str) -> None:
+        """A running broker's disk dies: Kafka marks the dir offline, the controller narrows the broker's
+        LogDirs (BrokerRegistrationChangeRecord v2) and moves leadership and ISR off its partitions, whose
+        Directories still name the dead dir."""
+        self.clock.tick(1000)
+        broker = self.fleet[broker_id]
+        log_dir = next(d for d in broker.log_dirs if d.name == name)
+        for entry in log_dir.entries.values():
+            if isinstance(entry, Replica) and entry.stopped_ms is None:
+                entry.stopped_ms = self.now
+        log_dir.dead, log_dir.registered, log_dir.holds_background = True, False, False
+        self.kraft.log_dir_offline(broker_id, log_dir.directory_id,
+                                   [d.directory_id for d in broker.registered_dirs()])
+
+    def restore_log_dir(self, broker_id: int, name: str) -> None:
+        """The disk comes back (with the contents it had when it died); the broker registers it at its next
+        start."""
+        log_dir = next(d for d in self.fleet[broker_id].log_dirs if d.name == name)
+        log_dir.dead, log_dir.holds_background = False, True  # its background replicas are back too
+
+    def unregister_broker(self, broker_id: int) -> None:
+        """``kafka-cluster remove`` / UnregisterBrokerRecord: the broker is decommissioned (its disks stay)."""
+        self.clock.tick(1000)
+        self.kraft.unregister(broker_id)
+        self.fleet[broker_id].unregistered = True
+
     def start_broker(self, broker_id: int) -> None:
         """Restart: load logs (stray handling per version), register, catch up, create missing replicas."""
         self.clock.tick(1000)
@@ -320,8 +356,11 @@ class Simulation:
                 continue
             if d.kind == "assign":
                 wanted = d.directory if d.directory not in (None, UNASSIGNED_DIR, MIGRATING_DIR) else None
-                log_dir, replica = self.fleet.create_replica(broker, d.topic, d.partition, d.topic_id, self.now,
-                                                             self.rate(d.topic), wanted)
+                created = self.fleet.create_replica(broker, d.topic, d.partition, d.topic_id, self.now,
+                                                    self.rate(d.topic), wanted)
+                if created is None:  # assigned to an offline dir: Kafka skips creating it
+                    continue
+                log_dir, replica = created
                 if self.kraft.image.uses_directories and d.directory != log_dir.directory_id:
                     assignments.append((d.topic_id, d.partition, d.broker, log_dir.directory_id))
             else:
@@ -402,6 +441,10 @@ class Simulation:
     def broker_state(self, broker: Broker) -> str:
         if not broker.captured:
             return "absent"
+        if broker.role == "controller":
+            return "controller"
+        if broker.unregistered:
+            return "unregistered"
         if not broker.running:
             return "down"
         if self.kraft is not None:

@@ -240,7 +240,7 @@ class CaptureWriter:
         self.encoded: Dict[int, str] = {}  # snapshot end offset -> master file path (shared by every copy)
 
     def broker_dir(self, broker_id: int) -> str:
-        return os.path.join(self.tree_root, f"broker-{broker_id}")
+        return os.path.join(self.tree_root, self.sim.fleet[broker_id].folder)
 
     def log_dir_path(self, broker: Broker, log_dir: LogDir) -> str:
         return os.path.join(self.broker_dir(broker.broker_id), log_dir.name)
@@ -281,6 +281,11 @@ class CaptureWriter:
             self.tree.mkdir(self.broker_dir(broker.broker_id), self.sim.capture_ms)
             for log_dir in broker.log_dirs:
                 path = self.log_dir_path(broker, log_dir)
+                if log_dir.dead:  # what a copy of a dead disk's mount point shows: a 0-byte file, nothing inside
+                    with open(path, "wb"):
+                        pass
+                    os.utime(path, ns=(_ns(log_dir.created_ms),) * 2)
+                    continue
                 fd = self.tree.mkdir(path, self._log_dir_mtime(broker, log_dir))
                 self.log_dir_fds[(broker.broker_id, log_dir.name)] = fd
                 self._scenario_entries(broker, log_dir, fd)
@@ -288,7 +293,7 @@ class CaptureWriter:
         if self.sim.kraft is not None and self.sim.capture_metadata_log:
             self._metadata_copies(brokers)
         for broker in brokers:
-            for log_dir in broker.log_dirs:
+            for log_dir in broker.readable_dirs():
                 self._top_files(broker, log_dir)
                 os.close(self.log_dir_fds.pop((broker.broker_id, log_dir.name)))
 
@@ -397,6 +402,12 @@ class CaptureWriter:
         self.tree.write(fd, "meta.properties", codec.meta_properties(
             log_dir.meta_version, node_id, log_dir.cluster_id, log_dir.directory_id, log_dir.meta_written_ms),
             log_dir.meta_written_ms)
+        if broker.role == "controller":  # a controller's metadata dir: no LogManager, so no checkpoints
+            self.tree.write(fd, "bootstrap.checkpoint",
+                            codec.bootstrap_checkpoint(self.sim.kraft.image.metadata_version, log_dir.created_ms),
+                            log_dir.created_ms)
+            self.tree.write(fd, ".lock", b"", broker.registered_ms or log_dir.created_ms)
+            return
         entries = sorted(self.checkpoints.take((broker.broker_id, log_dir.name)))
         recovery = [(t, p, leo if not broker.running else max(start, leo - 17)) for t, p, leo, start in entries]
         self.tree.write(fd, "recovery-point-offset-checkpoint", codec.offset_checkpoint(recovery), written)

@@ -22,6 +22,8 @@ class Image:
     topics: Dict[str, dict] = field(default_factory=dict)  # id -> {"name", "partitions": {p: {...}}}
     names: Dict[str, str] = field(default_factory=dict)  # name -> id
     brokers: Dict[int, dict] = field(default_factory=dict)
+    controllers: Dict[int, dict] = field(default_factory=dict)  # RegisterControllerRecord data by id
+    unregistered: Dict[int, int] = field(default_factory=dict)  # broker id -> its last UnregisterBrokerRecord offset
     producer_ids: List[Tuple[int, dict]] = field(default_factory=list)  # (offset, ProducerIdsRecord data)
     removed: Dict[str, int] = field(default_factory=dict)  # id -> offset
     created: Dict[str, int] = field(default_factory=dict)  # id -> offset (in the log or snapshot)
@@ -39,6 +41,10 @@ class Image:
             self.log_created[r.data["topicId"]] = r.offset
         elif r.type == "PRODUCER_IDS_RECORD":
             self.log_producer_ids.append((r.offset, r.data))
+        elif r.type == "UNREGISTER_BROKER_RECORD":  # also below the newest snapshot, which simply lacks the broker
+            self.unregistered[r.data["brokerId"]] = r.offset
+        elif r.type == "REGISTER_BROKER_RECORD":
+            self.unregistered.pop(r.data["brokerId"], None)
 
     def apply(self, r: MetadataRecord, in_snapshot: bool = False) -> None:
         d = r.data
@@ -60,7 +66,14 @@ class Image:
                 del self.names[topic["name"]]
             self.removed[d["topicId"]] = r.offset
         elif r.type == "REGISTER_BROKER_RECORD":
-            self.brokers[d["brokerId"]] = d
+            self.brokers[d["brokerId"]] = dict(d)
+        elif r.type == "BROKER_REGISTRATION_CHANGE_RECORD":
+            if d["brokerId"] in self.brokers and d.get("logDirs"):  # absent or empty: no change
+                self.brokers[d["brokerId"]]["logDirs"] = d["logDirs"]
+        elif r.type == "UNREGISTER_BROKER_RECORD":
+            self.brokers.pop(d["brokerId"], None)
+        elif r.type == "REGISTER_CONTROLLER_RECORD":
+            self.controllers[d["controllerId"]] = d
         elif r.type == "PRODUCER_IDS_RECORD":
             self.producer_ids.append((-1 if in_snapshot else r.offset, d))
 

@@ -43,7 +43,8 @@ CHECK_IDS = {
     "UNKNOWN_LOG_DIR_ENTRY", "FOREIGN_LOG_DIR", "TOPIC_ID_DIVERGENCE", "PID_BLOCK_OVERLAP", "PID_BLOCK_REGRESSION",
     "PID_MIGRATION_REUSE", "PID_OUTSIDE_BLOCKS", "DELETE_INCOMPLETE", "DELETE_WITHOUT_CREATE", "ZK_DELETE_STUCK",
     "TOPIC_ID_CHANGED_WITHOUT_DELETE", "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE", "PARTITION_COUNT_CHANGED",
-    "METADATA_LOG_DIVERGENCE", "METADATA_LOG_GAP",
+    "METADATA_LOG_DIVERGENCE", "METADATA_LOG_GAP", "OFFLINE_LOG_DIR", "UNREGISTERED_LOG_DIR",
+    "DECOMMISSIONED_BROKER_DATA", "FUTURE_MOVE_STUCK",
 }
 MATCH_KEYS = {"broker_id", "log_dir", "dir_name", "topic_name", "topic_id", "partition"}
 LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR) .+ \([\w.$]+\)$")
@@ -186,10 +187,32 @@ def _check_expected_against_bytes(root: str, finding: dict) -> None:
         nexts = [image.baseline_next_producer_id] + [d["nextProducerId"] for off, d in image.log_producer_ids
                                                       if off >= image.log_start]
         steps = [n - max(nexts[:i]) for i, n in enumerate(nexts) if i]
-        if check == "PID_BLOCK_OVERLAP":
-            assert any(0 < step < 1000 for step in steps) and not any(step <= 0 for step in steps)
+        if check == "PID_BLOCK_OVERLAP":  # a block of this broker shares ids with another owner's block
+            blocks = [(d["brokerId"], d["nextProducerId"] - 1000, d["nextProducerId"] - 1)
+                      for off, d in image.log_producer_ids if off >= image.log_start and d["brokerId"] >= 0]
+            owner = finding.get("broker_id")
+            assert any(owner in (None, a[0]) and b[0] != a[0] and a[1] <= b[2] and b[1] <= a[2]
+                       for a in blocks for b in blocks)
         else:
             assert any(step <= 0 for step in steps)
+    elif check == "OFFLINE_LOG_DIR":  # a dir the metadata assigns replicas to: out of the registration, not on disk
+        broker = finding["broker_id"]
+        assigned = {part["directories"][part["replicas"].index(broker)]
+                    for topic in image.topics.values() for part in topic["partitions"].values()
+                    if broker in part["replicas"] and part["directories"]}
+        on_disk = {v.meta.directory_id for v in log_dirs(root) if v.broker_id == broker}
+        assert assigned - set(image.brokers[broker]["logDirs"]) - on_disk
+    elif check == "UNREGISTERED_LOG_DIR":
+        view = next(v for v in log_dirs(root) if v.broker_id == finding["broker_id"] and v.name == finding["log_dir"])
+        assert view.meta.directory_id not in image.brokers[finding["broker_id"]]["logDirs"]
+    elif check == "DECOMMISSIONED_BROKER_DATA":
+        assert finding["broker_id"] in image.unregistered and finding["broker_id"] not in image.brokers
+        assert any(v.broker_id == finding["broker_id"] and v.name == finding["log_dir"] for v in log_dirs(root))
+    elif check == "FUTURE_MOVE_STUCK":
+        path = _find_dir(root, finding["broker_id"], finding["log_dir"], finding["dir_name"])
+        assert finding["dir_name"].endswith("-future") and os.path.isdir(path)
+        topic = image.topics[image.names[finding["topic_name"]]]
+        assert finding["broker_id"] in topic["partitions"][finding["partition"]]["replicas"]
     elif check == "PID_MIGRATION_REUSE":
         migrated = [d for _, d in image.log_producer_ids if d["brokerEpoch"] == -1]
         allocated = [d for _, d in image.log_producer_ids if d["brokerEpoch"] >= 0]
@@ -228,7 +251,7 @@ def test_every_scenario_decodes_and_its_ground_truth_is_in_the_bytes(capture, na
     root = capture(name)
     doc, expected = capture_doc(root), expected_doc(root)
     assert doc["format"] == "kafka-recon-capture" and doc["version"] == 1 and doc["scenario"] == name
-    assert set(b["state"] for b in doc["brokers"].values()) <= {"active", "fenced", "absent", "down"}
+    assert set(b["state"] for b in doc["brokers"].values()) <= {"active", "fenced", "absent", "down", "controller", "unregistered"}
     assert expected["scenario"] == name
     for finding in expected["findings"]:
         assert finding["check_id"] in CHECK_IDS
@@ -375,6 +398,52 @@ def test_migration_reissues_the_last_zookeeper_block(capture):
     znode = next(json.loads(line) for line in open(os.path.join(root, "zk", "zk-znodes.jsonl"))
                  if json.loads(line)["path"] == "/latest_producer_id_block")
     assert json.loads(znode["data"])["broker"] == -1  # dual-write names the next, unallocated block
+
+
+def test_dedicated_controllers_hold_only_the_metadata_log_and_register_as_controllers(capture):
+    root = capture("dedicated-controllers")
+    doc = capture_doc(root)
+    controllers = sorted(int(n) for n, info in doc["brokers"].items() if info["state"] == "controller")
+    assert controllers
+    image, _, _ = replay(authoritative_copy(root))
+    assert sorted(image.controllers) == controllers and not set(controllers) & set(image.brokers)
+    assert not any(c in part["replicas"] for c in controllers
+                   for topic in image.topics.values() for part in topic["partitions"].values())
+    for c in controllers:
+        (view,) = [v for v in log_dirs(root) if v.broker_id == c]
+        assert os.path.basename(os.path.dirname(view.path)) == f"controller-{c}"
+        assert [name for name, _, _ in entries(view) if not name.startswith(".")] == [
+            METADATA_DIR, "bootstrap.checkpoint", "meta.properties"]
+        assert copy_files(os.path.join(view.path, METADATA_DIR))[0]  # its own copy of the log
+
+
+def test_failed_dir_leaves_the_registration_and_a_returned_dir_duplicates_what_was_recreated(capture):
+    failed = capture("jbod-dir-failure")
+    image, _, _ = replay(authoritative_copy(failed))
+    dead = os.path.join(failed, "broker-2", "kafka-logs-b")
+    assert os.path.isfile(dead) and os.path.getsize(dead) == 0  # unreadable: no meta.properties to match
+    assert len(image.brokers[2]["logDirs"]) == 1
+    returned = capture("jbod-dir-returns")
+    image, _, _ = replay(authoritative_copy(returned))
+    dirs = {v.name: v for v in log_dirs(returned) if v.broker_id == 2}
+    assert image.brokers[2]["logDirs"] == [dirs["kafka-logs-a"].meta.directory_id]
+    both = set(os.listdir(dirs["kafka-logs-a"].path)) & set(os.listdir(dirs["kafka-logs-b"].path))
+    assert {n for n in both if n[-1].isdigit()} == {f["dir_name"] for f in expected_doc(returned)["findings"]
+                                                   if f["check_id"] == "DUPLICATE_REPLICA"}
+
+
+def test_decommissioned_broker_is_unregistered_and_owns_no_replicas(capture):
+    root = capture("decommissioned-broker")
+    image, _, _ = replay(authoritative_copy(root))
+    (gone,) = image.unregistered
+    assert gone not in image.brokers and doc_state(root, gone) == "unregistered"
+    assert not any(gone in part["replicas"] for topic in image.topics.values() for part in topic["partitions"].values()
+                   if topic["name"] in ("orders", "payments", "inventory"))  # the scenario's topics were moved off
+    assert any(v.broker_id == gone for v in log_dirs(root))
+
+
+def doc_state(root: str, node: int) -> str:
+    return capture_doc(root)["brokers"][str(node)]["state"]
 
 
 def test_divergent_copy_differs_at_the_same_offset_and_a_lagging_copy_is_a_prefix(capture):
