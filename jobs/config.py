@@ -8,11 +8,20 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 import yaml
 
 ENV_PREFIX = "KAFKA_RECON__"
+
+# Keys whose value must be one of a fixed set (checked by :func:`validate_config`, before Spark starts).
+ENUMS: Dict[str, Tuple[str, ...]] = {
+    "run.fail_on": ("info", "warning", "critical", "never"),
+    "storage.backend": ("auto", "embedded", "delta-spark"),
+    "quality.result_format": ("BOOLEAN_ONLY", "BASIC", "SUMMARY", "COMPLETE"),
+}
+SEVERITIES = ("critical", "warning", "info")  # checks.<ID>.severity
+NON_NEGATIVE = ("run.progress_seconds", "run.min_capture_ratio")
 
 
 class ConfigError(ValueError):
@@ -115,7 +124,12 @@ def load_config(
         data = yaml.safe_load(path.read_text()) or {}
         _merge(merged, data, path.name, strict=False)
     if conf_file:
-        data = yaml.safe_load(Path(conf_file).read_text()) or {}
+        try:
+            data = yaml.safe_load(Path(conf_file).read_text()) or {}
+        except OSError as exc:
+            raise ConfigError(f"--conf {conf_file}: {exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--conf {conf_file}: not valid YAML ({str(exc).splitlines()[0]})") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{conf_file}: expected a mapping at the top level")
         _merge(merged, data, str(conf_file), strict=True)
@@ -142,3 +156,33 @@ def _nest(path: list, value: Any) -> dict:
     for part in reversed(path):
         out = {part: out}
     return out
+
+
+def validate_config(cfg: Mapping) -> None:
+    """Check the merged configuration's values beyond their types, without Spark: the enums above, every
+    check's severity, non-negative settings, and the whole check catalogue (conf/checks.yaml, as the
+    reconcile stage will load it). Raises :class:`ConfigError` naming the key and the accepted values."""
+    node = cfg if isinstance(cfg, Config) else Config(cfg)
+    for dotted, allowed in ENUMS.items():
+        value = node.get_path(dotted)
+        if value is not None and value not in allowed:
+            raise ConfigError(f"{dotted}: expected one of {', '.join(allowed)}, got {value!r}")
+    for dotted in NON_NEGATIVE:
+        value = node.get_path(dotted)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            raise ConfigError(f"{dotted}: expected a number >= 0, got {value!r}")
+    checks = node.get("checks") or {}
+    if not isinstance(checks, Mapping):
+        raise ConfigError(f"checks: expected a mapping of check ids, got {type(checks).__name__}")
+    for check_id, entry in checks.items():
+        severity = entry.get("severity") if isinstance(entry, Mapping) else None
+        if severity not in SEVERITIES:
+            raise ConfigError(f"checks.{check_id}.severity: expected one of {', '.join(SEVERITIES)}, "
+                              f"got {severity!r}")
+    # the catalogue as reconcile loads it: pure Python (importing jobs.reconcile loads pyspark, no JVM)
+    from jobs.reconcile.catalogue import CatalogueError, load_catalogue
+
+    try:
+        load_catalogue(node)
+    except CatalogueError as exc:
+        raise ConfigError(str(exc)) from None

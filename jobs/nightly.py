@@ -5,9 +5,11 @@ Run it as::
     spark-submit jobs/nightly.py --capture /captures/2026-11-22 --out /reports/2026-11-22
     kafka-recon nightly --capture /captures/2026-11-22 --out /reports/2026-11-22 --fail-on warning
 
-Exit codes (documented in the README; Spark reserves 50-52, 124 and 127, so they are never used):
-``0`` no open finding at or above ``--fail-on``; ``10`` at least one; ``1`` the job itself failed;
-``2`` bad command line.
+Exit codes (README "Exit codes"; owned by ``jobs/report/summary.py``; Spark's reserved 50-52, 124 and 127
+are never used): ``0`` no open finding at or above ``--fail-on``; ``10`` at least one; ``3`` the capture is
+incomplete (no input, no log dir, no controller view, registered brokers missing, shrunk; see
+``jobs/run_outcome.py``); ``1`` the job failed; ``2`` bad command line or configuration. Every outcome but
+``--help`` leaves ``summary.json`` in ``--out``.
 """
 from __future__ import annotations
 
@@ -22,34 +24,54 @@ from typing import List, Optional
 if __package__ in (None, ""):  # `spark-submit jobs/nightly.py`: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from jobs.config import ConfigError, load_config  # noqa: E402
-from jobs.report.summary import EXIT_FINDINGS, EXIT_OK, FAIL_ON, exit_code_for  # noqa: E402
-from jobs.stage_log import StageTimer, get_logger  # noqa: E402
+from jobs.config import ConfigError, load_config, validate_config  # noqa: E402
+from jobs.report.summary import (  # noqa: E402
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    EXIT_USAGE,
+    FAIL_ON,
+    exit_code_for,
+)
+from jobs.run_outcome import (  # noqa: E402
+    IncompleteCapture,
+    UsageError,
+    check_capture_roots,
+    check_out_dir,
+    gaps_before_spark,
+    outcome_summary,
+    parse_capture_time,
+    write_outcome_summary,
+)
+from jobs.stage_log import ProgressReporter, StageTimer, get_logger  # noqa: E402
 
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-__all__ = ["main", "exit_code_for", "EXIT_OK", "EXIT_FINDINGS", "EXIT_ERROR", "EXIT_USAGE"]
+__all__ = ["main", "exit_code_for", "EXIT_OK", "EXIT_FINDINGS", "EXIT_ERROR", "EXIT_USAGE", "EXIT_INCOMPLETE"]
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line (and exit 2), not argparse's usage block."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see --help)\n")
 
 
 def parse_args(argv: List[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="kafka-recon nightly", description=__doc__.split("\n\n")[0])
+    p = _OneLineParser(prog="kafka-recon nightly", description=__doc__.split("\n\n")[0])
     p.add_argument("--capture", action="append", required=True, metavar="PATH",
                    help="capture folder or URI (repeatable; a comma-separated list is split)")
-    p.add_argument("--out", required=True, help="output folder for the reports")
+    p.add_argument("--out", required=True, help="output folder for the reports and summary.json")
     p.add_argument("--conf", help="YAML file overriding conf/*.yaml")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override one setting")
     p.add_argument("--capture-time", help="ISO-8601 time of the capture (default: collector record / newest mtime)")
     p.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that makes the exit code 10")
+    p.add_argument("--allow-partial", action="store_true", default=None,
+                   help="accept a capture with gaps (listed in summary.json) instead of exit 3")
     p.add_argument("--run-id", help="explicit run id (default: a new one)")
     p.add_argument("--skip-quality", action="store_true", help="do not run Great Expectations")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--debug", action="store_true", help="print the traceback of a failure")
     return p.parse_args(argv)
-
-
-def parse_capture_time(text: Optional[str]) -> Optional[datetime]:
-    if not text:
-        return None
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
 def new_run_id() -> str:
@@ -62,34 +84,73 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SystemExit as exc:  # argparse: --help -> 0, bad usage -> 2
         return int(exc.code or 0)
     log = get_logger()
-    try:
+    run_id = args.run_id or new_run_id()
+    started_at = datetime.now(timezone.utc)
+    timer = StageTimer()
+    fail_on: Optional[str] = args.fail_on
+    allow_partial = bool(args.allow_partial)
+
+    def finish(status: str, code: int, message: str, stage: Optional[str] = None, gaps=(), kind: str = "",
+               files=None) -> int:
+        """The run ended before the report stage: one line, and a summary.json saying so."""
+        error = {"kind": kind, "message": message} if status in ("error", "usage") else None
+        doc = outcome_summary(run_id, "error" if status == "usage" else status, code, fail_on, stage=stage,
+                              error=error, stages=timer.seconds, gaps=gaps, allow_partial=allow_partial,
+                              started_at=started_at, files=files)
+        written = write_outcome_summary(args.out, doc)
+        log.error("status=%s exit_code=%d %s%s", doc["status"], code, message,
+                  f" summary={written}" if written else "")
+        return code
+
+    try:  # everything a user can get wrong, checked before Spark starts
+        captures = [c.strip() for item in args.capture for c in item.split(",") if c.strip()]
+        check_out_dir(args.out)
+        capture_time = parse_capture_time(args.capture_time)
         cfg = load_config(args.conf, args.set)
-        captures = [c for item in args.capture for c in item.split(",") if c.strip()]
-        fail_on = args.fail_on or cfg.run.fail_on
-        if fail_on not in FAIL_ON:
-            raise ConfigError(f"run.fail_on must be one of {FAIL_ON}, got {fail_on!r}")
+        validate_config(cfg)
+        fail_on = fail_on or cfg.run.fail_on
+        allow_partial = bool(args.allow_partial or cfg.get_path("run.allow_partial", False))
+        check_capture_roots(captures)
+        from jobs.ingest.discover import discover
+
+        timer.at("discover")
+        units = discover(captures)
+    except (UsageError, ConfigError) as exc:
+        return finish("usage", EXIT_USAGE, str(exc), stage="startup", kind="usage")
+    except FileNotFoundError as exc:  # a URI root that does not exist
+        return finish("usage", EXIT_USAGE, str(exc), stage="startup", kind="usage")
+    except Exception as exc:  # listing failed: permissions, credentials, network
+        if args.debug:
+            log.error("%s", traceback.format_exc())
+        return finish("error", EXIT_ERROR, f"{type(exc).__name__}: {exc}", stage="discover", kind=type(exc).__name__)
+    gaps = gaps_before_spark(u.kind for u in units)
+    if gaps:
+        return finish("incomplete", EXIT_INCOMPLETE, gaps[0]["message"], stage="discover", gaps=gaps,
+                      files={"seen": len(units), "ok": 0, "quarantined": None})
+    try:
         from jobs.pipeline import run_pipeline
 
-        result = run_pipeline(
-            cfg=cfg,
-            captures=captures,
-            out_dir=args.out,
-            capture_time=parse_capture_time(args.capture_time),
-            run_id=args.run_id or new_run_id(),
-            fail_on=fail_on,
-            run_quality=not args.skip_quality,
-            timer=StageTimer(),
-        )
-    except ConfigError as exc:
-        log.error("status=error kind=config message=%s", exc)
-        return EXIT_ERROR
+        with ProgressReporter(timer, float(cfg.get_path("run.progress_seconds", 5)), enabled=not args.quiet):
+            result = run_pipeline(cfg=cfg, captures=captures, out_dir=args.out, capture_time=capture_time,
+                                  run_id=run_id, fail_on=fail_on, run_quality=not args.skip_quality, timer=timer,
+                                  units=units, allow_partial=allow_partial)
+    except IncompleteCapture as exc:
+        return finish("incomplete", EXIT_INCOMPLETE, str(exc), stage=timer.position, gaps=exc.gaps)
     except Exception as exc:  # the job failed: say why, exit 1 (never Spark's reserved codes)
-        log.error("status=error kind=%s message=%s\n%s", type(exc).__name__, exc, traceback.format_exc())
-        return EXIT_ERROR
-    code = exit_code_for(result.counts_by_severity, fail_on)
-    log.info("status=finished exit_code=%d open_findings=%s report=%s", code, sum(result.counts_by_severity.values()),
-             result.report_html)
+        if args.debug:
+            log.error("%s", traceback.format_exc())
+        stage = timer.failed_stage or timer.position
+        return finish("error", EXIT_ERROR, f"{type(exc).__name__}: {_first_line(exc)}", stage=stage,
+                      kind=type(exc).__name__)
+    code = result.exit_code
+    log.info("status=finished exit_code=%d open_findings=%s run_status=%s report=%s", code,
+             sum(result.counts_by_severity.values()), result.summary.get("status"), result.report_html)
     return code
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:500] if text else ""
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ class PipelineResult:
     report_html: Optional[str]
     summary: dict = field(default_factory=dict)
     stage_seconds: Dict[str, float] = field(default_factory=dict)
+    exit_code: int = 0  # as summary.json says (0, 10, or 3 for an incomplete capture)
 
 
 def derive_capture_id(captures: Sequence[str], capture_time: Optional[datetime]) -> str:
@@ -39,19 +40,40 @@ def derive_capture_id(captures: Sequence[str], capture_time: Optional[datetime])
 
 
 def _kill_point(name: str) -> None:
-    """Test hook for crash-safety tests: ``KAFKA_RECON_TEST_KILL_AT=<point>`` SIGKILLs the process there."""
+    """Test hooks for crash-safety and run-outcome tests: ``KAFKA_RECON_TEST_KILL_AT=<point>`` SIGKILLs the
+    process there, ``KAFKA_RECON_TEST_FAIL_AT=<point>`` raises there (a stage failing mid-way)."""
     import os
     import signal
 
     if os.environ.get("KAFKA_RECON_TEST_KILL_AT") == name:
         os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get("KAFKA_RECON_TEST_FAIL_AT") == name:
+        raise RuntimeError(f"injected failure at {name}")
+
+
+def _late_gaps(store, result, run_id: str, capture_id: str, files_seen: int, min_ratio: float) -> List[dict]:
+    """Input gaps only reconcile can tell (two small aggregates): registered brokers the capture lacks, and a
+    capture that shrank against the previous run of the same cluster."""
+    from jobs.run_outcome import gaps_after_reconcile
+
+    missing = [r["broker_id"] for r in result.silver["silver_brokers"].where(
+        F.col("state").isin("active", "fenced") & ~F.col("captured") & (F.col("role") != "controller")
+    ).select("broker_id").collect()]
+    previous = [] if not store.exists("gold_run_summary") else (store.read("gold_run_summary")
+                .where(F.col("cluster_id").eqNullSafe(result.cluster_id) & (F.col("capture_id") != capture_id)
+                       & (F.col("run_id") != run_id) & (F.col("status") != "error"))
+                .orderBy(F.col("capture_time").desc(), F.col("finished_at").desc()).select("files_seen").limit(1)
+                .collect())
+    return gaps_after_reconcile(missing, files_seen, previous[0]["files_seen"] if previous else None, min_ratio)
 
 
 def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[datetime], run_id: str,
                  fail_on: str, run_quality: bool = True, timer: Optional[StageTimer] = None,
-                 spark=None) -> PipelineResult:
+                 spark=None, units=None, allow_partial: bool = False) -> PipelineResult:
+    """Raises :class:`jobs.run_outcome.IncompleteCapture` after ingest when the capture has no log dir or no
+    controller view (unless ``allow_partial``); later gaps end the run with status ``incomplete``."""
     from jobs.ingest.stage import run_ingest
-    from jobs.reconcile.gold import merge_counts, merge_findings, run_summary_row
+    from jobs.reconcile.gold import merge_counts, merge_findings, run_summary_frame, run_summary_values
     from jobs.reconcile.run import run_reconcile
     from jobs.report.writer import write_reports
     from jobs.spark_session import get_spark
@@ -65,10 +87,16 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
     capture_id = derive_capture_id(captures, capture_time)
     out = Path(out_dir)
 
+    from jobs.run_outcome import IncompleteCapture, gaps_after_ingest
+
     with timer.stage("ingest") as st:
-        ingest = run_ingest(spark, cfg, store, captures, capture_id, run_id, capture_time)
+        ingest = run_ingest(spark, cfg, store, captures, capture_id, run_id, capture_time, units=units)
         files = ingest.files_summary()
         st.rows = files["seen"]
+        gaps = gaps_after_ingest(ingest.rows_emitted, ingest.has_metadata_log)
+        if gaps and not allow_partial:
+            ingest.release()
+            raise IncompleteCapture(gaps)
     _kill_point("after_ingest")
     when = ingest.capture_time or capture_time or started_at
 
@@ -87,8 +115,16 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
                                                 & (F.col("status") == "open")).count()
         counts = dataclasses.replace(counts, new_findings=new)
         st.rows = counts.open_findings
+        late = _late_gaps(store, result, run_id, capture_id, files["seen"],
+                          float(cfg.get_path("run.min_capture_ratio", 0.5)))
+        status = "incomplete" if late and not allow_partial else None
+        gaps = gaps + late
     ingest.release()
 
+    # the run's gold_run_summary row, validated by the quality stage and written after it with the final timings
+    summary_row = run_summary_values(counts, run_id=run_id, capture_id=capture_id, cluster_id=result.cluster_id,
+                                     capture_time=when, started_at=started_at, bronze=bronze,
+                                     stage_seconds=timer.seconds, status=status)
     dq = None
     if run_quality and cfg.get_path("quality.enabled", True):
         with timer.stage("quality") as st:
@@ -98,21 +134,22 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
             tables = {name: store.read(name).where(F.col("capture_id") == capture_id)
                       for name in (*ingest.tables, *result.silver)}
             tables["gold_findings"] = store.read("gold_findings").where(F.col("last_seen_capture") == capture_id)
+            tables["gold_run_summary"] = run_summary_frame(spark, summary_row)
             dq = gx_run(spark, cfg, tables, run_id, capture_id, docs_dir=out / "dq")
             store.replace_slice("gold_dq_results", dq_results_frame(spark, dq.rows), slice={"run_id": run_id})
             st.rows = len(dq.rows)
 
     findings = store.read("gold_findings")
-    summary_df = run_summary_row(spark, counts, run_id=run_id, capture_id=capture_id, cluster_id=result.cluster_id,
-                                 capture_time=when, started_at=started_at, bronze=bronze,
-                                 stage_seconds=timer.seconds)
-    store.replace_slice("gold_run_summary", summary_df, slice={"run_id": run_id}, run_id=run_id)
-    summary_row = summary_df.first().asDict()
+    summary_row.update(finished_at=datetime.now(timezone.utc), stage_seconds_json=json.dumps(timer.seconds,
+                                                                                            sort_keys=True))
+    store.replace_slice("gold_run_summary", run_summary_frame(spark, summary_row), slice={"run_id": run_id},
+                        run_id=run_id)
 
     with timer.stage("report"):
         _kill_point("during_report")
         paths = write_reports(spark, cfg, out, findings.where(F.col("cluster_id").eqNullSafe(result.cluster_id)),
-                              {**summary_row, "stage_seconds_json": json.dumps(timer.seconds), "fail_on": fail_on},
+                              {**summary_row, "stage_seconds_json": json.dumps(timer.seconds), "fail_on": fail_on,
+                               "input_gaps": gaps, "allow_partial": allow_partial},
                               history_df=store.read("gold_run_summary"),
                               pid_blocks_df=store.read("silver_producer_id_blocks")
                               .where(F.col("capture_id") == capture_id),
@@ -120,4 +157,5 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
                               log_dirs_df=store.read("bronze_log_dirs").where(F.col("capture_id") == capture_id))
     return PipelineResult(run_id=run_id, capture_id=capture_id, capture_time=when,
                           counts_by_severity=paths.counts_by_severity, report_html=str(paths.report_html),
-                          summary=paths.summary, stage_seconds=dict(timer.seconds))
+                          summary=paths.summary, stage_seconds=dict(timer.seconds),
+                          exit_code=int(paths.summary["exit_code"]))

@@ -2,11 +2,18 @@
 
 Lines look like ``kafka-recon stage=ingest status=done rows=123456 seconds=12.3`` so that log search and
 dashboards can parse them; timings are also kept for gold_run_summary.stage_seconds_json.
+
+While a stage runs, :class:`ProgressReporter` (a daemon thread) logs at most every ``run.progress_seconds``
+``kafka-recon stage=reconcile status=progress step=write_silver elapsed=12s spark_tasks=3/8``: the stage, its
+current step (:meth:`StageReport.step`), the seconds since the stage started and, when a Spark job is
+running, its active stages' tasks done of total (for ingest's first pass: log dirs / packs done of the total).
+Everything goes through the ``kafka-recon`` logger, so notebooks see the same lines.
 """
 from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from typing import Dict, Iterator, Optional
@@ -45,18 +52,35 @@ class StageTimer:
         self.seconds: Dict[str, float] = {}
         self.rows: Dict[str, int] = {}
         self.log = get_logger()
+        self.current: Optional[str] = None  # the stage running now (None between stages)
+        self.current_step: Optional[str] = None
+        self.current_started: Optional[float] = None  # time.monotonic() at the current stage's start
+        self.position = "startup"  # the stage or phase the run is in, or last was: names a failure's place
+        self.failed_stage: Optional[str] = None  # the stage an exception left, if any
+
+    def at(self, phase: str) -> None:
+        """Record that the run is in an untimed phase (``startup``, ``summary``): where a failure happened."""
+        self.position = phase
 
     @contextmanager
     def stage(self, name: str) -> Iterator["StageReport"]:
-        report = StageReport(name, self.log)
+        report = StageReport(name, self.log, self)
         self.log.info("stage=%s status=start", name)
         start = time.monotonic()
+        self.position, self.current, self.current_step, self.current_started = name, name, None, start
         try:
             yield report
-        except BaseException:
+        except BaseException as exc:
             self.seconds[name] = round(time.monotonic() - start, 3)
-            self.log.error("stage=%s status=failed seconds=%.1f", name, self.seconds[name])
+            self.current = None
+            # an exception may say how the stage ended (an insufficient capture stops it: status=stopped)
+            status = getattr(exc, "stage_status", "failed")
+            if status == "failed":
+                self.failed_stage = self.failed_stage or name
+            log = self.log.error if status == "failed" else self.log.info
+            log("stage=%s status=%s seconds=%.1f", name, status, self.seconds[name])
             raise
+        self.current = None
         self.seconds[name] = round(time.monotonic() - start, 3)
         if report.rows is not None:
             self.rows[name] = report.rows
@@ -67,14 +91,94 @@ class StageTimer:
 class StageReport:
     """Handed to the body of a stage: set ``rows`` and call ``progress`` on long loops."""
 
-    def __init__(self, name: str, log: logging.Logger) -> None:
+    def __init__(self, name: str, log: logging.Logger, timer: Optional[StageTimer] = None) -> None:
         self.name = name
         self.rows: Optional[int] = None
         self._log = log
         self._last = 0.0
+        self._timer = timer
+
+    def step(self, name: str) -> None:
+        """Name what the stage is doing now (shown by the progress lines)."""
+        if self._timer is not None and self._timer.current == self.name:
+            self._timer.current_step = name
 
     def progress(self, message: str, every_seconds: float = 10.0) -> None:
         now = time.monotonic()
         if now - self._last >= every_seconds:
             self._last = now
             self._log.info("stage=%s status=progress %s", self.name, message)
+
+
+def _spark_tasks() -> Optional[str]:
+    """``done/total`` tasks of the active Spark stages of this process's SparkContext, or None (no Spark
+    loaded, no job running, Spark Connect: no status tracker). Never starts Spark."""
+    if "pyspark" not in sys.modules:
+        return None
+    try:
+        from pyspark import SparkContext
+
+        sc = SparkContext._active_spark_context
+        if sc is None:
+            return None
+        tracker = sc.statusTracker()
+        done = total = 0
+        for stage_id in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(stage_id)
+            if info is not None:
+                done += info.numCompletedTasks
+                total += info.numTasks
+        return f"{done}/{total}" if total else None
+    except Exception:  # a status probe must never disturb the run
+        return None
+
+
+class ProgressReporter:
+    """A daemon thread logging the current stage and step every ``every_seconds`` while a stage runs.
+
+    Use as a context manager around the pipeline; ``enabled=False`` (``--quiet``) or ``every_seconds <= 0``
+    makes it a no-op. Lines go through the ``kafka-recon`` logger (stderr; notebooks: the same handler).
+    """
+
+    def __init__(self, timer: StageTimer, every_seconds: float = 5.0, enabled: bool = True,
+                 spark_tasks: bool = True) -> None:
+        self.timer = timer
+        self.every = float(every_seconds)
+        self.enabled = bool(enabled) and self.every > 0
+        self.spark_tasks = spark_tasks
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self.lines = 0
+
+    def line(self) -> Optional[str]:
+        """The progress message for now, or None between stages."""
+        stage, started, step = self.timer.current, self.timer.current_started, self.timer.current_step
+        if stage is None or started is None:
+            return None
+        parts = [f"stage={stage} status=progress"]
+        if step:
+            parts.append(f"step={step}")
+        parts.append(f"elapsed={int(time.monotonic() - started)}s")
+        tasks = _spark_tasks() if self.spark_tasks else None
+        if tasks:
+            parts.append(f"spark_tasks={tasks}")
+        return " ".join(parts)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            message = self.line()
+            if message:
+                self.timer.log.info("%s", message)
+                self.lines += 1
+
+    def __enter__(self) -> "ProgressReporter":
+        if self.enabled:
+            self._thread = threading.Thread(target=self._run, name="kafka-recon-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None

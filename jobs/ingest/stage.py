@@ -55,6 +55,7 @@ class IngestResult:
     tasks: int
     rows_emitted: Dict[str, int] = field(default_factory=dict)  # rows per bronze table, counted by the executors
     file_status: Dict[str, int] = field(default_factory=dict)  # bronze_ingest_files rows per status
+    has_metadata_log: bool = False  # an authoritative metadata-log copy exists (segments or dump-log text)
     _persisted: List[DataFrame] = field(default_factory=list, repr=False)
     staged: Dict[str, StagedParquet] = field(default_factory=dict)  # tables whose rows executors wrote as files
 
@@ -148,13 +149,15 @@ def _resolve_capture_time(argument: Optional[datetime], facts: List[dict]):
 
 
 def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[str]], capture_id: str, run_id: str,
-               capture_time: Optional[datetime] = None) -> IngestResult:
+               capture_time: Optional[datetime] = None, units: Optional[Sequence[WorkUnit]] = None) -> IngestResult:
     """Ingest one capture into the bronze tables.
 
     :param captures: the capture's roots: folders, packed snapshots or single files, local or URIs.
     :param store: a DeltaStore (``replace_slice``); None returns the DataFrames without writing them.
     :param capture_time: ``--capture-time``; else the collector's record (capture.json, pack headers),
         else the newest mtime in the capture.
+    :param units: the capture's :func:`discover` result when the caller already listed it (nightly does,
+        before Spark starts, to stop on an empty capture).
     :return: the bronze DataFrames; written to ``store`` when one is given (the result stays usable).
 
     Example::
@@ -163,7 +166,7 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
         result.files_summary()   # {'seen': 1234, 'ok': 1230, 'quarantined': 4}
     """
     roots = [captures] if isinstance(captures, str) else list(captures)
-    units = discover(roots)
+    units = list(units) if units is not None else discover(roots)
     files_per_task = int(_ingest_conf(cfg).get("files_per_task", 64))
     tasks = plan_tasks(units, files_per_task)
     options = decode_options(cfg)
@@ -251,7 +254,7 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
         bronze.REPORTED_REPLICAS.name: _conform(part(bronze.REPORTED_REPLICAS.name), bronze.REPORTED_REPLICAS, c, r),
     }
     result = IngestResult(capture_id, run_id, resolved_time, time_source, tables, len(units), len(tasks),
-                          rows_emitted, file_status, persisted)
+                          rows_emitted, file_status, auth is not None, persisted)
     if direct is not None:
         result.staged[bronze.METADATA_RECORDS.name] = direct.staged
     if store is not None:

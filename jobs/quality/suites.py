@@ -105,6 +105,11 @@ def _ordered(low: str, high: str, why: str) -> Rule:
     )
 
 
+def _row_count_at_least(minimum: int, why: str) -> Rule:
+    """Volume: the table's slice for this capture has at least ``minimum`` rows."""
+    return Rule("ExpectTableRowCountToBeBetween", {"min_value": minimum}, (), key="table:row_count", description=why)
+
+
 def _no_rows(where: str, columns: Sequence[str], key: str, why: str) -> Rule:
     """A table-level invariant: no row may match ``where`` (Spark SQL over the batch)."""
     return Rule(
@@ -174,12 +179,14 @@ def column_rules(columns: Sequence[str]) -> List[Rule]:
 def _bronze_and_silver_rules() -> Dict[str, List[Rule]]:
     return {
         "bronze_ingest_files": [
+            _row_count_at_least(1, "the capture gave at least one input file (an empty capture is never green)"),
             _unique(("capture_id", "path"), "one row per input file"),
             _in_set("status", ("ok", "quarantined"), "a file is ok or quarantined"),
             _no_rows("status = 'quarantined' AND error_kind IS NULL", ("status", "error_kind"),
                      "status:quarantined_has_reason", "a quarantined file says why"),
         ],
         "bronze_log_dirs": [
+            _row_count_at_least(1, "the capture holds at least one log dir"),
             _unique(("capture_id", "log_dir"), "one row per log dir"),
             _no_rows("broker_id IS NULL AND error_kind IS NULL", ("broker_id", "error_kind"),
                      "broker_id:known_or_error", "a log dir has a broker id, or an error saying why not"),
@@ -283,7 +290,7 @@ def _gold_rules(check_ids: Sequence[str]) -> Dict[str, List[Rule]]:
         ],
         "gold_run_summary": [
             _unique(("run_id",), "one row per run"),
-            _in_set("status", ("ok", "findings", "error"), "run statuses are known"),
+            _in_set("status", ("ok", "findings", "incomplete", "error"), "run statuses are known"),
             _no_rows("files_seen <> files_ok + files_quarantined",
                      ("files_seen", "files_ok", "files_quarantined"), "files_seen:ok_plus_quarantined",
                      "every file seen is ok or quarantined"),

@@ -95,11 +95,16 @@ def merge_counts(store, findings: DataFrame, cluster_id: Optional[str], capture_
     return MergeCounts(total, new, resolved, by_severity, dict(sorted(by_check.items())), reclaimable)
 
 
-def run_summary_row(spark, counts: MergeCounts, *, run_id: str, capture_id: str, cluster_id: Optional[str],
-                    capture_time: datetime, started_at: datetime, bronze: Mapping[str, DataFrame],
-                    stage_seconds: Mapping[str, float], finished_at: Optional[datetime] = None,
-                    status: Optional[str] = None) -> DataFrame:
-    """The gold_run_summary row of one run (inputs counted from bronze)."""
+def run_summary_row(spark, counts: MergeCounts, **kwargs) -> DataFrame:
+    """The gold_run_summary row of one run as a DataFrame (see :func:`run_summary_values`)."""
+    return run_summary_frame(spark, run_summary_values(counts, **kwargs))
+
+
+def run_summary_values(counts: MergeCounts, *, run_id: str, capture_id: str, cluster_id: Optional[str],
+                       capture_time: datetime, started_at: datetime, bronze: Mapping[str, DataFrame],
+                       stage_seconds: Mapping[str, float], finished_at: Optional[datetime] = None,
+                       status: Optional[str] = None) -> Dict[str, object]:
+    """The gold_run_summary row of one run (inputs counted from bronze: three small aggregates)."""
     files = {"ok": 0, "quarantined": 0}
     if "bronze_ingest_files" in bronze:
         for r in bronze["bronze_ingest_files"].groupBy("status").count().collect():
@@ -120,6 +125,11 @@ def run_summary_row(spark, counts: MergeCounts, *, run_id: str, capture_id: str,
         "counts_by_check_json": json.dumps(counts.by_check, sort_keys=True),
         "stage_seconds_json": json.dumps(dict(stage_seconds), sort_keys=True),
     }
+    return row
+
+
+def run_summary_frame(spark, row: Mapping[str, object]) -> DataFrame:
+    """One gold_run_summary row as a DataFrame (the table's schema, in order)."""
     schema = RUN_SUMMARY.spark_schema()
     return spark.createDataFrame([tuple(row[f.name] for f in schema.fields)], schema)
 

@@ -11,9 +11,14 @@ from typing import Any, Dict, Optional
 from .aggregates import SEVERITY_RANK, ReportData
 
 SCHEMA_VERSION = 1
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_FINDINGS = 10
+# exit codes (README "Exit codes"; Spark reserves 50-52, 124 and 127): one owner, here
+EXIT_OK = 0  # no open finding at or above --fail-on
+EXIT_ERROR = 1  # the job failed (summary.json: status error, the stage, the error)
+EXIT_USAGE = 2  # bad command line or configuration (one line naming the flag or key)
+EXIT_INCOMPLETE = 3  # the capture cannot support a verdict (summary.json inputs.gaps); --allow-partial accepts some
+EXIT_FINDINGS = 10  # at least one open finding at or above --fail-on
+EXIT_CODES = {EXIT_OK: "ok", EXIT_FINDINGS: "findings", EXIT_ERROR: "error", EXIT_USAGE: "usage error",
+              EXIT_INCOMPLETE: "incomplete"}
 FAIL_ON = ("info", "warning", "critical", "never")
 
 
@@ -29,8 +34,10 @@ def exit_code_for(counts_by_severity: Dict[str, int], fail_on: str) -> int:
 
 
 def run_status(data: ReportData, run_summary: Dict[str, Any]) -> str:
-    if str(run_summary.get("status") or "") == "error":
-        return "error"
+    """error / incomplete as the pipeline decided, else findings or ok."""
+    decided = str(run_summary.get("status") or "")
+    if decided in ("error", "incomplete"):
+        return decided
     return "findings" if data.findings_open else "ok"
 
 
@@ -61,7 +68,8 @@ def build_summary(data: ReportData, run_summary: Dict[str, Any], fail_on: str,
                   generated_at: str) -> Dict[str, Any]:
     """The summary.json document (a plain dict, JSON-serializable)."""
     status = run_status(data, run_summary)
-    exit_code = EXIT_ERROR if status == "error" else exit_code_for(data.by_severity, fail_on)
+    exit_code = {"error": EXIT_ERROR, "incomplete": EXIT_INCOMPLETE}.get(status) \
+        or exit_code_for(data.by_severity, fail_on)
     dq = None
     if dq_summary:
         dq = {k: dq_summary.get(k) for k in ("success", "suites", "expectations", "failed", "skipped")}
@@ -77,6 +85,10 @@ def build_summary(data: ReportData, run_summary: Dict[str, Any], fail_on: str,
         "status": status,
         "exit_code": exit_code,
         "fail_on": fail_on,
+        "stage": None,
+        "error": None,
+        "inputs": {"complete": not run_summary.get("input_gaps"), "allow_partial": bool(run_summary.get("allow_partial")),
+                   "gaps": list(run_summary.get("input_gaps") or [])},
         "counts": {
             "by_severity": dict(data.by_severity),
             "by_check": {check: v["count"] for check, v in data.by_check.items()},

@@ -50,7 +50,7 @@ RUN_SUMMARY = TableSpec(
         ("capture_time", "timestamp", ""),
         ("started_at", "timestamp", ""),
         ("finished_at", "timestamp", ""),
-        ("status", "string", "ok, findings, error"),
+        ("status", "string", "ok, findings, incomplete (the capture has gaps: summary.json inputs), error"),
         ("files_seen", "long", ""),
         ("files_ok", "long", ""),
         ("files_quarantined", "long", ""),

@@ -15,3 +15,18 @@ def test_demo_fleet_gives_exactly_its_expected_findings(demo_run):
     outcome = compare(demo_run["expected"]["findings"], actual)
     assert outcome.ok, f"missing={outcome.missing}\nunexpected={outcome.unexpected}"
     assert demo_run["exit_code"] == 10  # --fail-on warning and the demo has critical findings
+
+
+def test_demo_run_validates_its_inputs_volume_and_its_run_summary(demo_run, spark):
+    """The quality stage of a whole run checks the capture's volume and the run's own gold_run_summary row."""
+    from deltalake import DeltaTable
+
+    run_id = demo_run["summary"]["run_id"]
+    rows = [r for r in DeltaTable(str(demo_run["tables"] / "gold_dq_results")).to_pyarrow_table().to_pylist()
+            if r["run_id"] == run_id]
+    by_key = {(r["suite"], r["expectation"], r["column_name"]): r["success"] for r in rows}
+    for table in ("bronze_ingest_files", "bronze_log_dirs"):
+        assert by_key[(f"kafka_recon.{table}", "expect_table_row_count_to_be_between", "table:row_count")] is True
+    assert {k for k in by_key if k[0] == "kafka_recon.gold_run_summary"}
+    assert all(ok for k, ok in by_key.items() if k[0] == "kafka_recon.gold_run_summary")
+    assert demo_run["summary"]["status"] == "findings" and demo_run["summary"]["inputs"]["complete"] is True

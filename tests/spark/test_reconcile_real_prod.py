@@ -108,7 +108,7 @@ def test_info_findings_are_ones_the_truth_allows(runs, name):
     """Info: a dir back on disk that the stopped broker's registration (per the truth) does not list yet."""
     truth, findings, _, _ = runs[name]
     allowed = set()
-    for node, spec in truth["nodes"].items():
+    for spec in truth["nodes"].values():
         if spec["role"] != "broker" or spec.get("runningAtCapture"):
             continue
         registered = set((spec.get("registration") or {}).get("logDirs") or [])

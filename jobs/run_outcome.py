@@ -1,0 +1,156 @@
+"""How a run ends, decided as early as it can be: never a false green.
+
+* A bad command line or configuration is a :class:`UsageError`: one line, exit 2, checked before Spark starts
+  (local capture paths must exist, URIs need a filesystem pyarrow knows, times must parse).
+* A capture that cannot support a verdict is *incomplete* (exit 3), never ``ok``: no input files at all
+  (decided before Spark), no log dir or no controller view (after ingest), brokers the metadata registers but
+  the capture lacks, or a capture much smaller than the previous one of the same cluster (after reconcile).
+  ``run.allow_partial`` (``--allow-partial``) accepts the last four knowingly: the run then ends on its
+  findings and ``summary.json`` still lists the gaps.
+* Every run leaves a ``summary.json``: the report stage writes the full one; when the run stops or fails
+  before that, :func:`write_outcome_summary` writes the same fields it knows (status, failed stage, error).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+
+from jobs.report.summary import SCHEMA_VERSION
+
+# pyarrow.fs.FileSystem.from_uri understands these; anything else would fail after Spark started
+KNOWN_SCHEMES = ("file", "s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss", "az")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+USABLE_UNITS = ("log_dir", "pack", "file")  # links and undecodable names are reported, not read
+
+
+class UsageError(ValueError):
+    """A command-line or configuration mistake: reported in one line, exit 2."""
+
+
+class IncompleteCapture(Exception):
+    """The capture cannot support a verdict (see :func:`gaps_after_ingest`); ends the run with exit 3."""
+
+    stage_status = "stopped"  # stage_log: a stage stopped on purpose is not a failed stage
+
+    def __init__(self, gaps: List[Dict[str, Any]]) -> None:
+        super().__init__("; ".join(g["message"] for g in gaps))
+        self.gaps = gaps
+
+
+def gap(reason: str, message: str, **details: Any) -> Dict[str, Any]:
+    return {"reason": reason, "message": message, **details}
+
+
+def check_capture_roots(captures: Sequence[str]) -> None:
+    """Local roots must exist; URIs must name a filesystem pyarrow can open."""
+    if not captures:
+        raise UsageError("--capture: no capture path given")
+    for root in captures:
+        match = _SCHEME.match(root)
+        if match:
+            if match.group(1).lower() not in KNOWN_SCHEMES:
+                raise UsageError(f"--capture {root}: unknown filesystem {match.group(1)!r} "
+                                 f"(one of {', '.join(KNOWN_SCHEMES)}, or a local path)")
+        elif not os.path.exists(os.path.expanduser(root)):
+            raise UsageError(f"--capture {root}: no such file or directory")
+
+
+def parse_capture_time(text: Optional[str]) -> Optional[datetime]:
+    """``--capture-time``: ISO-8601; a time without zone is UTC."""
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--capture-time {text!r}: expected an ISO-8601 time such as 2026-11-22T03:00:00Z") from None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def check_out_dir(out: str) -> None:
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out {out}: exists and is not a directory")
+
+
+def gaps_before_spark(kinds: Iterable[str]) -> List[Dict[str, Any]]:
+    """From discovery alone (work-unit kinds): a capture with nothing readable stops here, before Spark."""
+    kinds = list(kinds)
+    if not any(k in USABLE_UNITS for k in kinds):
+        detail = f" ({len(kinds)} unreadable entries)" if kinds else ""
+        return [gap("no_input_files", f"the capture holds no file to read{detail}: check the collector's output "
+                                      "path, permissions and mounts")]
+    return []
+
+
+def gaps_after_ingest(rows_emitted: Mapping[str, int], has_metadata_log: bool) -> List[Dict[str, Any]]:
+    """From ingest's counts: log dirs to check, and a controller view to check them against (a metadata-log
+    copy or its dump-log text, or ZooKeeper's znodes and logs; a log dir's bootstrap.checkpoint is none)."""
+    out = []
+    if not rows_emitted.get("bronze_log_dirs"):
+        out.append(gap("no_log_dirs", "no log dir in the capture (no meta.properties anywhere): nothing to "
+                                      "reconcile"))
+    if not has_metadata_log and not rows_emitted.get("bronze_zk_events"):
+        out.append(gap("no_controller_view", "no controller view: no __cluster_metadata-0 copy, dump-log text or "
+                                             "ZooKeeper dump; collect with --include-metadata-log on a controller"))
+    return out
+
+
+def gaps_after_reconcile(missing_brokers: Sequence[int], files_seen: Optional[int],
+                         previous_files_seen: Optional[int], min_ratio: float) -> List[Dict[str, Any]]:
+    """Registered brokers the capture lacks, and a capture that shrank against the cluster's previous one."""
+    out = []
+    if missing_brokers:
+        ids = sorted(int(b) for b in missing_brokers)
+        out.append(gap("brokers_not_captured", f"{len(ids)} registered broker(s) not in the capture: "
+                                               f"{', '.join(map(str, ids[:20]))}{' ...' if len(ids) > 20 else ''}",
+                       brokers=ids))
+    if files_seen is not None and previous_files_seen and min_ratio > 0 \
+            and files_seen < min_ratio * previous_files_seen:
+        out.append(gap("capture_shrunk", f"{files_seen} input files against {previous_files_seen} in the previous "
+                                         f"capture of this cluster (below run.min_capture_ratio {min_ratio})",
+                       files_seen=int(files_seen), previous_files_seen=int(previous_files_seen)))
+    return out
+
+
+def outcome_summary(run_id: str, status: str, exit_code: int, fail_on: Optional[str], *, stage: Optional[str] = None,
+                    error: Optional[Dict[str, str]] = None, stages: Optional[Mapping[str, float]] = None,
+                    gaps: Sequence[Mapping[str, Any]] = (), allow_partial: bool = False,
+                    files: Optional[Mapping[str, Any]] = None, started_at: Optional[datetime] = None
+                    ) -> Dict[str, Any]:
+    """summary.json for a run that ended before the report stage: the report's fields it can know, the rest
+    null, plus ``stage`` (where it ended) and ``error`` (kind, message)."""
+    now = datetime.now(timezone.utc).isoformat()
+    return {
+        "schema_version": SCHEMA_VERSION, "run_id": run_id, "capture_id": None, "cluster_id": None,
+        "capture_time": None, "started_at": started_at.isoformat() if started_at else None, "finished_at": now,
+        "generated_at": now, "status": status, "exit_code": exit_code, "fail_on": fail_on,
+        "stage": stage, "error": dict(error) if error else None,
+        "inputs": inputs_doc(gaps, allow_partial),
+        "counts": None, "bytes_reclaimable": None,
+        "files": dict(files) if files else {"seen": None, "ok": None, "quarantined": None},
+        "stages": {k: round(float(v), 3) for k, v in (stages or {}).items()},
+        "findings_open": None, "findings_new": None, "findings_resolved": None, "dq": None, "report_files": {},
+    }
+
+
+def inputs_doc(gaps: Sequence[Mapping[str, Any]], allow_partial: bool) -> Dict[str, Any]:
+    return {"complete": not gaps, "allow_partial": bool(allow_partial), "gaps": [dict(g) for g in gaps]}
+
+
+def write_outcome_summary(out_dir: str, doc: Mapping[str, Any]) -> Optional[Path]:
+    """Write summary.json atomically (temp file + rename); None when the output folder cannot be written."""
+    try:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "summary.json"
+        tmp = out / ".summary.json.tmp"
+        tmp.write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        return path
+    except OSError:
+        return None
+
+
