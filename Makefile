@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: readme demo test test-fast bench fuzz lint clean venv java chromium local-cluster
+.PHONY: demo test test-fast bench fuzz lint clean venv java chromium local-cluster
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (python3.11 not found; set PYTHON=...)"; exit 1; }
@@ -54,6 +54,3 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) demo-out kafka-recon-tables kafka-recon-out .pytest_cache
-
-readme:
-	bash docs/build_readme.sh
