@@ -107,7 +107,7 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
                                                                    slice={"capture_id": capture_id}),
                    write_parallelism(cfg))
         _kill_point("before_findings_merge")
-        counts = merge_counts(store, result.findings, result.cluster_id, when)
+        counts = merge_counts(store, result.findings, result.cluster_id, when, result.catalogue.reclaimable())
         merge_findings(store, result.findings, result.cluster_id, run_id, when)
         # "new" from the table after the MERGE, so a re-run after a crash reports the same count
         import dataclasses

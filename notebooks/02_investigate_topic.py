@@ -6,6 +6,21 @@
 
 # COMMAND ----------
 
+# MAGIC %pip install -q -r ../requirements-databricks.txt
+
+# COMMAND ----------
+
+# Databricks: the project's source sits one folder up (bundle deploy or Git folder) and the notebook's folder is
+# the working directory (Runtime 14+); put the project root on sys.path as Databricks documents for workspace
+# modules (the %pip cell above installed its dependencies). Where the package is installed this changes nothing.
+import os
+import sys
+
+if os.path.isdir(os.path.abspath(os.path.join("..", "jobs"))) and os.path.abspath("..") not in sys.path:
+    sys.path.insert(0, os.path.abspath(".."))
+
+# COMMAND ----------
+
 from jobs import notebook_support as nb
 
 topic = nb.widget(globals(), "topic", "clicks", "Topic name or topic id")

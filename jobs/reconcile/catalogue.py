@@ -6,6 +6,7 @@ be generated from the same source; the code only decides *which* rows are findin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Dict, Mapping, Tuple
 
 SEVERITIES = ("info", "warning", "critical")
@@ -58,6 +59,7 @@ class CheckSpec:
     why: str
     message: str
     remediation: str
+    reclaimable: bool = False   # leftover data: its bytes count as reclaimable and the plan quarantines it
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,10 @@ class Catalogue:
     def severities(self) -> Dict[str, str]:
         return {c.check_id: c.severity for c in self.checks.values()}
 
+    def reclaimable(self) -> Tuple[str, ...]:
+        """The checks whose open findings are leftover data (the one definition of reclaimable bytes)."""
+        return tuple(c for c in CHECK_IDS if self.checks[c].reclaimable)
+
 
 def _text(value) -> str:
     return " ".join(str(value or "").split())
@@ -112,8 +118,12 @@ def load_catalogue(cfg: Mapping) -> Catalogue:
         for key in ("title", "description", "why", "message", "remediation"):
             if not _text(entry.get(key)):
                 raise CatalogueError(f"checks.{check_id}.{key} is empty")
+        reclaimable = entry.get("reclaimable", False)
+        if not isinstance(reclaimable, bool):
+            raise CatalogueError(f"checks.{check_id}.reclaimable: expected true or false, got {reclaimable!r}")
         checks[check_id] = CheckSpec(check_id, family, severity, _text(entry["title"]), _text(entry["description"]),
-                                     _text(entry["why"]), _text(entry["message"]), _text(entry["remediation"]))
+                                     _text(entry["why"]), _text(entry["message"]), _text(entry["remediation"]),
+                                     reclaimable)
     rec = dict(cfg.get("reconcile") or {})
     try:
         thresholds = Thresholds(
@@ -133,3 +143,11 @@ def load_catalogue(cfg: Mapping) -> Catalogue:
     if thresholds.producer_id_block_size <= 0:
         raise CatalogueError("reconcile.producer_id_block_size must be > 0")
     return Catalogue(checks, thresholds)
+
+
+@lru_cache(maxsize=1)
+def default_catalogue() -> Catalogue:
+    """The catalogue as conf/*.yaml ships it (no --set, no environment): for callers without a configuration."""
+    from jobs.config import load_config
+
+    return load_catalogue(load_config(env={}))

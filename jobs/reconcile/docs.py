@@ -87,7 +87,9 @@ def render(catalogue: Catalogue) -> str:
             if spec.family != family:
                 continue
             out.append(f"### `{check_id}` — {spec.title}\n")
-            out.append(f"*Severity: {spec.severity}.*\n")
+            reclaim = " Reclaimable: its bytes count as bytes reclaimable and the plan quarantines it." \
+                if spec.reclaimable else ""
+            out.append(f"*Severity: {spec.severity}.{reclaim}*\n")
             out.append(f"**What.** {spec.description}\n")
             out.append(f"**Why it matters.** {_ids(spec.why)}\n")
             fix = re.sub(r"\{(details\.)?([a-z_]+)\}", lambda m: f"<{m.group(2).replace('_', ' ')}>", spec.remediation)

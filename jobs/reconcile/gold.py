@@ -19,15 +19,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.tables.gold import RUN_SUMMARY
-
-RECLAIMABLE = ("STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "LINGERING_DELETE_DIR", "STRAY_DIR",
-               "DELETE_INCOMPLETE", "DUPLICATE_REPLICA")
 
 UPDATED_ON_MATCH = ("check_id", "severity", "cluster_id", "broker_id", "broker_state", "log_dir", "dir_name",
                     "topic_name", "topic_id", "partition", "bytes", "since", "message", "evidence", "remediation",
@@ -69,8 +66,10 @@ def merge_findings(store, findings: DataFrame, cluster_id: Optional[str], run_id
             .execute())
 
 
-def merge_counts(store, findings: DataFrame, cluster_id: Optional[str], capture_time: datetime) -> MergeCounts:
-    """New / resolved counts as the MERGE will apply them (computed from the table before the MERGE)."""
+def merge_counts(store, findings: DataFrame, cluster_id: Optional[str], capture_time: datetime,
+                 reclaimable: Sequence[str]) -> MergeCounts:
+    """New / resolved counts as the MERGE will apply them (computed from the table before the MERGE);
+    ``reclaimable`` is the catalogue's :meth:`~jobs.reconcile.catalogue.Catalogue.reclaimable`."""
     f = findings.select("finding_id", "check_id", "severity", "bytes")
     per = f.groupBy("check_id", "severity").agg(F.count("*").alias("n"), F.sum("bytes").alias("bytes")).collect()
     by_check: Dict[str, int] = {}
@@ -79,7 +78,7 @@ def merge_counts(store, findings: DataFrame, cluster_id: Optional[str], capture_
     for r in per:
         by_check[r["check_id"]] = by_check.get(r["check_id"], 0) + r["n"]
         by_severity[r["severity"]] = by_severity.get(r["severity"], 0) + r["n"]
-        if r["check_id"] in RECLAIMABLE:
+        if r["check_id"] in reclaimable:
             reclaimable += int(r["bytes"] or 0)
     total = sum(by_check.values())
     new, resolved = total, 0
@@ -140,7 +139,7 @@ def write_gold(store, result, *, capture_id: str, run_id: str, capture_time: dat
     """MERGE the findings and write the run summary (replacing this run's row if re-run)."""
     if capture_time.tzinfo is None:
         capture_time = capture_time.replace(tzinfo=timezone.utc)
-    counts = merge_counts(store, result.findings, result.cluster_id, capture_time)
+    counts = merge_counts(store, result.findings, result.cluster_id, capture_time, result.catalogue.reclaimable())
     merge_findings(store, result.findings, result.cluster_id, run_id, capture_time)
     summary = run_summary_row(store.spark, counts, run_id=run_id, capture_id=capture_id, cluster_id=result.cluster_id,
                               capture_time=capture_time, started_at=started_at or datetime.now(timezone.utc),

@@ -1,6 +1,6 @@
 """The remediation plan: per broker, the exact dirs and the safe action, as a dry-run checklist.
 
-The job never touches brokers. For leftover data (``report.reclaimable_checks``) the safe action is
+The job never touches brokers. For leftover data (checks marked ``reclaimable`` in conf/checks.yaml) the safe action is
 reversible: stop the broker, *move* the dir into a quarantine folder beside its log dir (same filesystem, so
 ``mv`` is a rename), start and verify, and delete only after ``quarantine_days``. Every other finding gets its
 own remediation text and no disk command.

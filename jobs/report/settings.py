@@ -1,11 +1,14 @@
 """Report settings (conf/report.yaml ``report:`` section) as one frozen object, with the defaults in one place."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Tuple
 
-DEFAULT_RECLAIMABLE = ("STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "STRAY_DIR",
-                       "LINGERING_DELETE_DIR", "DELETE_INCOMPLETE")
+
+def _catalogue_reclaimable() -> Tuple[str, ...]:
+    from jobs.reconcile.catalogue import default_catalogue
+
+    return default_catalogue().reclaimable()
 
 
 @dataclass(frozen=True)
@@ -16,7 +19,8 @@ class ReportSettings:
     max_evidence_chars: int = 4000
     trend_runs: int = 30
     title: str = "Kafka disk reconciliation"
-    reclaimable_checks: Tuple[str, ...] = DEFAULT_RECLAIMABLE
+    # from the check catalogue (conf/checks.yaml ``reclaimable: true``), never listed here
+    reclaimable_checks: Tuple[str, ...] = field(default_factory=_catalogue_reclaimable)
     quarantine_dir_name: str = "kafka-recon-quarantine"
     quarantine_days: int = 7
     fail_on: str = "critical"
@@ -35,8 +39,10 @@ class ReportSettings:
     def from_config(cls, cfg: Any, fail_on: str = "") -> "ReportSettings":
         section = dict((cfg or {}).get("report", {}) or {}) if cfg is not None else {}
         run = dict((cfg or {}).get("run", {}) or {}) if cfg is not None else {}
-        known = {f for f in cls.__dataclass_fields__ if f != "fail_on"}
+        known = {f for f in cls.__dataclass_fields__ if f not in ("fail_on", "reclaimable_checks")}
         values = {k: v for k, v in section.items() if k in known}
-        if "reclaimable_checks" in values:
-            values["reclaimable_checks"] = tuple(values["reclaimable_checks"] or ())
+        if cfg is not None and (cfg or {}).get("checks"):
+            from jobs.reconcile.catalogue import load_catalogue
+
+            values["reclaimable_checks"] = load_catalogue(cfg).reclaimable()
         return cls(**values, fail_on=fail_on or run.get("fail_on") or "critical")

@@ -1,5 +1,5 @@
 -- Critical findings open right now, newest first: what to act on today.
-SELECT check_id, broker_id, log_dir, dir_name, topic_name, topic_id, `partition`, bytes, since, first_seen, message,
+SELECT cluster_id, check_id, broker_id, log_dir, dir_name, topic_name, topic_id, `partition`, bytes, since, first_seen, message,
        remediation
 FROM gold_findings
 WHERE status = 'open' AND severity = 'critical'

@@ -30,9 +30,10 @@ def test_checks_table_is_the_catalogue():
     catalogue = load_catalogue(load_config(env={}))
     rows = {r[0].strip("`"): r[1:] for r in _table_rows("check")}
     assert list(rows) == list(CHECK_IDS)
-    for check_id, (severity, family, title) in rows.items():
+    for check_id, (severity, family, reclaimable, title) in rows.items():
         spec = catalogue.checks[check_id]
         assert (severity, family, title) == (spec.severity, spec.family, spec.title), check_id
+        assert reclaimable == ("yes" if spec.reclaimable else "no"), check_id
 
 
 def test_exit_code_table_is_the_codes_the_job_uses():

@@ -1,0 +1,43 @@
+"""Dashboard SQL reads the catalogue's one definition of reclaimable bytes (no second list anywhere).
+
+The queries' numbers are compared with summary.json on a real run in tests/integration/test_databricks.py."""
+import re
+
+import pytest
+
+from jobs.config import ConfigError, load_config
+from jobs.dashboards import DASHBOARD_QUERIES, tables_used
+from jobs.reconcile.catalogue import default_catalogue
+from jobs.report.settings import ReportSettings
+from jobs.tables.registry import TABLES
+
+
+def _in_list(sql: str):
+    match = re.search(r"check_id\s+IN\s*\(([^)]*)\)", sql, re.S)
+    assert match, "no check_id IN (...) list"
+    return re.findall(r"'([A-Z_]+)'", match.group(1))
+
+
+def test_reclaimable_sql_lists_exactly_the_catalogue_reclaimable_checks():
+    sql = DASHBOARD_QUERIES["bytes_reclaimable_by_broker"].read_text()
+    assert _in_list(sql) == list(default_catalogue().reclaimable())
+
+
+def test_report_settings_take_reclaimable_checks_from_the_catalogue():
+    reclaimable = default_catalogue().reclaimable()
+    assert "STALE_TOPIC_ID" in reclaimable and "MISSING_REPLICA" not in reclaimable  # a missing replica frees nothing
+    assert ReportSettings().reclaimable_checks == reclaimable
+    assert ReportSettings.from_config(load_config(env={})).reclaimable_checks == reclaimable
+
+
+def test_a_second_reclaimable_list_in_configuration_is_rejected():
+    with pytest.raises(ConfigError, match="report.reclaimable_checks"):
+        load_config(env={}, overrides=["report.reclaimable_checks=[MISSING_REPLICA]"])
+
+
+def test_queries_read_only_known_tables_and_group_by_cluster():
+    for name, path in DASHBOARD_QUERIES.items():
+        sql = path.read_text()
+        assert tables_used(sql) <= set(TABLES), name
+        if name != "data_quality_results":  # dq results are per run, runs are per cluster
+            assert "cluster_id" in sql, name
