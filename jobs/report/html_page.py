@@ -11,7 +11,7 @@ import base64
 import hashlib
 import json
 from importlib import resources
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from .aggregates import SEVERITIES, ReportData
 from .remediation import BrokerPlan
@@ -27,12 +27,15 @@ from .svg import (
     trend_chart,
 )
 
+if TYPE_CHECKING:
+    from jobs.reconcile.catalogue import Catalogue
+
 TABLE_COLUMNS = (
-    # (header, row key, type for sorting)
-    ("Severity", "severity", "text"), ("Check", "check_id", "text"), ("Broker", "broker_id", "num"),
-    ("Log dir", "log_dir", "text"), ("Dir", "dir_name", "text"), ("Topic", "topic_name", "text"),
-    ("Topic id", "topic_id", "text"), ("Partition", "partition", "num"), ("Bytes", "bytes", "num"),
-    ("First seen", "first_seen", "text"), ("Status", "status", "text"), ("Message", "message", "text"),
+    # (header, column key, type for sorting). Eight columns with fixed widths (report.css th.col-*) and wrapping
+    # text fit 1366 px without sideways scrolling; the message and the remediation are always on screen.
+    ("Severity", "severity", "text"), ("Check", "check_id", "text"), ("Where", "where", "num"),
+    ("Topic", "topic", "text"), ("Bytes", "bytes", "num"), ("First seen", "first_seen", "text"),
+    ("Status", "status", "text"), ("Message and remediation", "message", "text"),
 )
 SEVERITY_SORT = {"critical": "1", "warning": "2", "info": "3"}
 
@@ -179,13 +182,24 @@ def _cell(row: Dict[str, Any], key: str) -> str:
     if key == "severity":
         sev = str(value or "")
         return f'<td data-sort="{SEVERITY_SORT.get(sev, "9")}"><span class="sev sev-{esc(sev)}">{esc(sev)}</span></td>'
+    if key == "check_id":
+        return f'<td class="c-check_id"><a href="#check-{esc(value)}" title="what it means">{esc(value)}</a></td>'
+    if key == "where":
+        broker = row.get("broker_id")
+        place = "".join(f'<code class="path">{esc(row.get(k))}</code>' for k in ("log_dir", "dir_name") if row.get(k))
+        label = "" if broker is None else f'<b>broker {esc(broker)}</b>'
+        return f'<td class="c-where" data-sort="{esc("" if broker is None else broker)}">{label}{place}</td>'
+    if key == "topic":
+        name, part, tid = row.get("topic_name"), row.get("partition"), row.get("topic_id")
+        title = f'{esc(name or "")}{"-" + esc(part) if part is not None else ""}'
+        ident = f'<code class="path">{esc(tid)}</code>' if tid else ""
+        return f'<td class="c-topic">{title}{ident}</td>'
     if key == "bytes":
         sort = "" if value is None else str(int(value))
         return f'<td class="num" data-sort="{sort}" title="{esc(_fmt_int(value))} bytes">{esc(human_bytes(value))}</td>'
-    if key in ("broker_id", "partition"):
-        return f'<td class="num">{esc("" if value is None else value)}</td>'
-    if key in ("log_dir", "dir_name", "topic_id"):
-        return f'<td class="c-{key}"><code>{esc(value)}</code></td>'
+    if key == "message":
+        return (f'<td class="c-message"><p class="msg">{esc(value)}</p>'
+                f'<p class="fix"><b>Fix:</b> {esc(row.get("remediation"))}</p></td>')
     return f'<td class="c-{key}">{esc(value)}</td>'
 
 
@@ -196,20 +210,19 @@ def _findings_section(data: ReportData, settings: ReportSettings, links: Dict[st
                      key=lambda b: (len(b), b))
     severities = [s for s in SEVERITIES if any(r.get("severity") == s for r in rows)]
     statuses = sorted({str(r.get("status")) for r in rows if r.get("status")})
-    num_class = ' class="num"'
-    head = "".join(f'<th data-type="{t}"{num_class if t == "num" else ""}><button type="button">{esc(h)}</button></th>'
-                   for h, _, t in TABLE_COLUMNS) + "<th>Evidence and remediation</th>"
+    head = "".join(f'<th data-type="{t}" class="col-{key}{" num" if key == "bytes" else ""}">'
+                   f'<button type="button">{esc(h)}</button></th>' for h, key, t in TABLE_COLUMNS)
     body: List[str] = []
     for r in rows:
         attrs = (f'data-severity="{esc(r.get("severity"))}" data-check="{esc(r.get("check_id"))}" '
                  f'data-broker="{esc(r.get("broker_id"))}" data-status="{esc(r.get("status"))}"')
         cells = "".join(_cell(r, key) for _, key, _ in TABLE_COLUMNS)
         evidence = _evidence(r.get("evidence"), settings.max_evidence_chars)
-        details = (f'<details><summary>details</summary><b>Remediation</b><p>{esc(r.get("remediation"))}</p>'
-                   f'<b>Evidence</b><pre>{esc(evidence)}</pre>'
+        details = (f'<details><summary>evidence</summary><pre>{esc(evidence)}</pre>'
                    f'<p class="muted">since {esc(r.get("since") or "–")} · last seen {esc(r.get("last_seen") or "–")}'
-                   f' · finding <code>{esc(r.get("finding_id"))}</code></p></details>')
-        body.append(f'<tr class="finding status-{esc(r.get("status"))}" {attrs}>{cells}<td>{details}</td></tr>')
+                   f' · finding <code class="path">{esc(r.get("finding_id"))}</code></p></details>')
+        cells = cells[:-len("</td>")] + details + "</td>"
+        body.append(f'<tr class="finding status-{esc(r.get("status"))}" {attrs}>{cells}</tr>')
     cut = ""
     if data.rows_truncated:
         cut = (f'<p class="note">This page lists the first {len(rows):,} of {data.rows_total:,} findings '
@@ -221,9 +234,28 @@ def _findings_section(data: ReportData, settings: ReportSettings, links: Dict[st
         f'{_options("broker", "Broker", brokers)}{_options("status", "Status", statuses)}'
         f'<span class="muted">Showing <b id="visible-count">{len(rows)}</b> of <b id="row-count">{len(rows)}</b> rows'
         f' (<span id="total-count">{data.rows_total}</span> findings in this run)</span></div>'
-        f'<div class="table-wrap"><table id="findings-table"><thead><tr>{head}</tr></thead>'
-        f'<tbody>{"".join(body)}</tbody></table></div></section>'
+        f'<div class="table-fit"><table id="findings-table"><thead><tr>{head}</tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table></div>'
+        '<p class="muted">Click a bar in the charts above to filter this table by that severity, check or broker; '
+        'a check id opens its explanation below.</p></section>'
     )
+
+
+def _checks_section(data: ReportData, catalogue: Optional["Catalogue"]) -> str:
+    """What each check in this report means, why it matters and how to fix it (from the catalogue), so a check
+    id in the table links to its explanation inside this self-contained page."""
+    if catalogue is None:
+        return ""
+    seen = {str(r.get("check_id")) for r in data.rows} | set(data.by_check)
+    parts = ['<section id="checks"><h2>What the checks mean</h2>']
+    for check_id in (c for c in catalogue.checks if c in seen):
+        spec = catalogue[check_id]
+        reclaim = " · reclaimable" if spec.reclaimable else ""
+        parts.append(f'<div class="panel check-doc" id="check-{esc(check_id)}"><h3><code>{esc(check_id)}</code> — '
+                     f'{esc(spec.title)}</h3><p class="muted">{esc(spec.severity)} · {esc(spec.family)}{reclaim}</p>'
+                     f'<p>{esc(spec.description)}</p><p><b>Why it matters.</b> {esc(spec.why)}</p></div>')
+    parts.append('<p class="muted">All checks: docs/checks.md in the kafka-recon repository.</p></section>')
+    return "".join(parts)
 
 
 def _plan_section(plans: Sequence[BrokerPlan], settings: ReportSettings, truncated: bool) -> str:
@@ -294,8 +326,8 @@ def _dq_section(dq: Optional[Dict[str, Any]], links: Dict[str, str]) -> str:
 
 
 def render_html(data: ReportData, summary: Dict[str, Any], plans: Sequence[BrokerPlan], settings: ReportSettings,
-                dq: Optional[Dict[str, Any]], links: Dict[str, str]) -> str:
-    """The whole page as text."""
+                dq: Optional[Dict[str, Any]], links: Dict[str, str], catalogue: Optional["Catalogue"] = None) -> str:
+    """The whole page as text (``catalogue``: the explanations the check ids link to)."""
     style, script = _asset("report.css"), _asset("report.js")
     run = data.run
     title = f"{settings.title} — {run.cluster_id or 'cluster'} — {run.capture_time or run.capture_id or ''}"
@@ -305,7 +337,7 @@ def render_html(data: ReportData, summary: Dict[str, Any], plans: Sequence[Broke
                      ("run", run.run_id), ("generated", summary.get("generated_at"))) if v)
     nav = "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in (
         ("glance", "At a glance"), ("charts", "Charts"), ("pid", "Producer ids"), ("trend", "Trend"),
-        ("findings", "Findings"), ("plan", "Remediation plan"), ("dq", "Data quality")))
+        ("findings", "Findings"), ("plan", "Remediation plan"), ("checks", "Checks"), ("dq", "Data quality")))
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{esc(csp(style, script))}">'
@@ -316,7 +348,7 @@ def render_html(data: ReportData, summary: Dict[str, Any], plans: Sequence[Broke
         f'<nav class="toc">{nav}</nav><main>'
         f"{_glance(data, summary, dq, links)}{_charts(data)}{_pid_section(data)}{_trend_section(data)}"
         f"{_findings_section(data, settings, links)}{_plan_section(plans, settings, data.rows_truncated)}"
-        f"{_dq_section(dq, links)}</main>"
+        f"{_checks_section(data, catalogue)}{_dq_section(dq, links)}</main>"
         f'<footer>kafka-recon · summary.json schema_version {esc(summary["schema_version"])} · '
         f'this page loads nothing from the network.</footer>'
         f"<script>{script}</script></body></html>\n"

@@ -81,6 +81,13 @@ def log_dir_paths(log_dirs_df, limit: int = 100_000) -> Dict[Tuple[str, str], st
     return out
 
 
+def _catalogue(cfg):
+    """The check explanations the page links to: the run's catalogue, else the shipped one."""
+    from jobs.reconcile.catalogue import default_catalogue, load_catalogue
+
+    return load_catalogue(cfg) if cfg is not None and (cfg or {}).get("checks") else default_catalogue()
+
+
 def write_reports(spark, cfg, out_dir, findings_df, run_summary: Dict[str, Any], history_df=None,
                   pid_blocks_df=None, dq_summary: Optional[Dict[str, Any]] = None,
                   fail_on: Optional[str] = None, log_dirs_df=None) -> ReportPaths:
@@ -118,7 +125,8 @@ def write_reports(spark, cfg, out_dir, findings_df, run_summary: Dict[str, Any],
     write_csv(tmp, csv_records(report_scope(findings_df, run_info(run_summary))))
     os.replace(tmp, csv_path)
     _atomic_write(out / FILE_NAMES["report_md"], render_markdown(data, summary, plans, settings, dq_summary, links))
-    _atomic_write(out / FILE_NAMES["report_html"], render_html(data, summary, plans, settings, dq_summary, links))
+    _atomic_write(out / FILE_NAMES["report_html"],
+                  render_html(data, summary, plans, settings, dq_summary, links, _catalogue(cfg)))
     _atomic_write(out / FILE_NAMES["summary_json"], json.dumps(summary, indent=2, sort_keys=False) + "\n")
 
     return ReportPaths(

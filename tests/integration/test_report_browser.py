@@ -68,11 +68,11 @@ def hostile(spark, tmp_path_factory):
     return _write(spark, tmp_path_factory, "hostile", with_dq=False)
 
 
-def _chromium(binary, tmp_path, url, *args):
+def _chromium(binary, tmp_path, url, *args, width=WIDTH, height=HEIGHT):
     cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
            "--disable-extensions", "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",
-           f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--window-size={WIDTH},{HEIGHT}", *args, url]
+           f"--user-data-dir={tmp_path / 'chromium-profile'}", f"--window-size={width},{height}", *args, url]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -252,3 +252,77 @@ def test_data_docs_are_styled_and_scripted_offline(chromium, devsample, tmp_path
     assert png.count((0x00, 0x7B, 0xFF), tolerance=20) > 800  # Bootstrap's primary blue buttons: the CSS applied
     index = dump_dom(chromium, tmp_path, devsample.data_docs)
     assert any("bootstrap-table" in a.get("class", "").split() for _, a in index.elements)
+
+
+# Layout checks run the page as Chromium lays it out, plus a probe script appended to a copy (the copy drops the
+# page's CSP meta so the probe may run; the CSP does not change layout). The probe writes its result into an
+# attribute of <html> that --dump-dom serializes.
+OVERFLOW_PROBE = """
+var w = window.innerWidth, wide = [];
+Array.prototype.forEach.call(document.querySelectorAll("body *"), function (el) {
+  var r = el.getBoundingClientRect();
+  if (r.width > 0 && (r.right > w + 1 || r.left < -1)) {
+    wide.push(el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + "." + (el.getAttribute("class") || "")
+              + ":" + Math.round(r.right));
+  }
+});
+var msg = document.querySelector("#findings-table td.c-message"), rm = msg ? msg.getBoundingClientRect() : null;
+document.documentElement.setAttribute("data-probe", JSON.stringify({
+  viewport: w, scroll_width: document.documentElement.scrollWidth, too_wide: wide.slice(0, 20),
+  message_visible: !!rm && rm.left >= 0 && rm.right <= w && rm.width >= 250}));
+"""
+
+CLICK_PROBE = """
+var out = {};
+[["chart-check", "STALE_TOPIC_ID"], ["chart-broker", "broker 104"], ["chart-severity", "warning"]].forEach(function (c) {
+  var mark = document.querySelector("#" + c[0] + " g.mark[data-label='" + c[1] + "']");
+  mark.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  out[c[0]] = document.getElementById("visible-count").textContent;
+  mark.dispatchEvent(new MouseEvent("click", {bubbles: true}));  // the same bar again clears the filter
+  out[c[0] + "-cleared"] = document.getElementById("visible-count").textContent;
+});
+document.documentElement.setAttribute("data-probe", JSON.stringify(out));
+"""
+
+
+def _probe(binary, tmp_path, page: Path, probe: str, width: int) -> dict:
+    import re
+
+    html = page.read_text(encoding="utf-8")
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html, count=1)
+    copy = page.with_name(f"probe-{width}-{abs(hash(probe))}.html")
+    copy.write_text(html.replace("</body>", f"<script>{probe}</script></body>"), encoding="utf-8")
+    dom = Dom()
+    dom.feed(_chromium(binary, tmp_path, copy.resolve().as_uri(), "--dump-dom", width=width, height=900))
+    return json.loads(dom.by("html")[0]["data-probe"])
+
+
+@pytest.mark.parametrize("width", [1366, 1920])
+def test_findings_fit_the_viewport_without_sideways_scrolling(chromium, devsample, hostile, tmp_path, width):
+    for report in (devsample, hostile):  # hostile: long unbroken paths and ids
+        probe = _probe(chromium, tmp_path, report.report_html, OVERFLOW_PROBE, width)
+        assert probe["viewport"] == width
+        assert probe["too_wide"] == [] and probe["scroll_width"] <= width, probe
+        assert probe["message_visible"], probe
+
+
+def test_chart_bars_filter_the_findings_table(chromium, devsample, tmp_path):
+    probe = _probe(chromium, tmp_path, devsample.report_html, CLICK_PROBE, 1366)
+    rows = [a for a in dump_dom(chromium, tmp_path, devsample.report_html).by("tr") if "finding" in a.get("class", "")]
+
+    def count(attr, value):
+        return str(sum(1 for a in rows if a.get(attr) == value))
+
+    assert probe == {"chart-check": count("data-check", "STALE_TOPIC_ID"), "chart-check-cleared": "5",
+                     "chart-broker": count("data-broker", "104"), "chart-broker-cleared": "5",
+                     "chart-severity": count("data-severity", "warning"), "chart-severity-cleared": "5"}
+    assert probe["chart-check"] == "1" and probe["chart-broker"] == "2" and probe["chart-severity"] == "3"
+
+
+def test_check_ids_link_to_their_explanation_in_the_page(chromium, devsample, tmp_path):
+    dom = dump_dom(chromium, tmp_path, devsample.report_html)
+    links = {a["href"] for a in dom.by("a") if a.get("href", "").startswith("#check-")}
+    targets = {"#" + a["id"] for a in dom.by("div") if a.get("id", "").startswith("check-")}
+    in_table = {"#check-" + a["data-check"] for a in dom.by("tr") if "finding" in a.get("class", "")}
+    assert links == targets == in_table
+    assert "#check-ORPHAN_REPLICA" in in_table and len(in_table) == 5  # resolved rows are explained too

@@ -68,6 +68,9 @@ def test_summary_json_is_the_documented_document(devsample):
         "status": "findings",
         "exit_code": 10,
         "fail_on": "critical",
+        "stage": None,
+        "error": None,
+        "inputs": {"complete": True, "allow_partial": False, "gaps": []},
         "counts": {
             "by_severity": {"critical": 2, "warning": 2, "info": 0},
             "by_check": {"CORRUPT_PARTITION_METADATA": 1, "MISSING_PARTITION_METADATA": 1, "STALE_TOPIC_ID": 1,

@@ -68,6 +68,24 @@
       });
     });
   }
+  // A click on a chart bar filters the table by that bar (a second click on the same bar clears it).
+  var chartFilters = { "chart-severity": "severity", "chart-check": "check", "chart-broker": "broker",
+                       "chart-bytes": "broker" };
+  Object.keys(chartFilters).forEach(function (chartId) {
+    var chart = document.getElementById(chartId);
+    var sel = document.getElementById("filter-" + chartFilters[chartId]);
+    if (!chart || !sel) { return; }
+    Array.prototype.forEach.call(chart.querySelectorAll("g.mark"), function (mark) {
+      mark.addEventListener("click", function () {
+        var value = (mark.getAttribute("data-label") || "").replace(/^broker /, "");
+        var known = Array.prototype.some.call(sel.options, function (o) { return o.value === value; });
+        if (!known) { return; }
+        sel.value = sel.value === value ? "" : value;
+        apply();
+        table.scrollIntoView();
+      });
+    });
+  });
   apply();
   document.documentElement.setAttribute("data-ready", "1");
 })();
