@@ -1,7 +1,8 @@
-"""An offline Great Expectations 1.x context: in memory, analytics off, progress bars off.
+"""An offline Great Expectations 1.x context: suites in memory, validation results on disk, analytics off.
 
-Why ephemeral: the nightly job must not leave a ``gx/`` project behind or depend on one; suites are built in
-code each run (``suites.py``). The only thing written to disk is the Data Docs site, into ``docs_dir``.
+Suites are built in code each run (``suites.py``), so the context needs no ``gx/`` project. Validation results
+are kept in ``<docs_dir>/validations_store`` (a filesystem store), so the Data Docs site built into ``docs_dir``
+shows every run that used the same output folder, not only the current one.
 Analytics are disabled both by ``GX_ANALYTICS_ENABLED=false`` (read at import) and in the context config, so
 nothing is sent anywhere even on a machine with network.
 """
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 DATA_DOCS_SITE = "kafka_recon_dq"
+VALIDATIONS_STORE = "validations_store"   # under docs_dir: every run's validation results, for the Data Docs
 
 
 def _disable_analytics_env() -> None:
@@ -19,7 +21,8 @@ def _disable_analytics_env() -> None:
 
 
 def offline_context(docs_dir: Optional[Path] = None):
-    """A new ``EphemeralDataContext``; with ``docs_dir`` it has one local Data Docs site there."""
+    """A new ``EphemeralDataContext``; with ``docs_dir`` it has one local Data Docs site there, built from the
+    validation results of every run stored under it."""
     _disable_analytics_env()
     import great_expectations as gx
     from great_expectations.data_context.types.base import (
@@ -29,7 +32,14 @@ def offline_context(docs_dir: Optional[Path] = None):
     )
 
     sites = {}
+    defaults = InMemoryStoreBackendDefaults(init_temp_docs_sites=False)
+    stores = dict(defaults.stores)
     if docs_dir is not None:
+        stores[defaults.validation_results_store_name] = {
+            "class_name": "ValidationResultsStore",
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend",
+                              "base_directory": str(Path(docs_dir) / VALIDATIONS_STORE)},
+        }
         sites[DATA_DOCS_SITE] = {
             "class_name": "SiteBuilder",
             "show_how_to_buttons": False,
@@ -37,7 +47,8 @@ def offline_context(docs_dir: Optional[Path] = None):
             "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
         }
     config = DataContextConfig(
-        store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False),
+        store_backend_defaults=defaults,
+        stores=stores,
         analytics_enabled=False,
         progress_bars=ProgressBarsConfig(globally=False, metric_calculations=False),
         data_docs_sites=sites,

@@ -48,6 +48,7 @@ GX_LOGO = "static/images/logo-long.png"
 _EXTERNAL = re.compile(r"^(https?:)?//", re.I)
 _TAG = re.compile(r"<(script|link|img)\b([^>]*)>(\s*</script>)?", re.I | re.S)
 _ATTR = re.compile(r"""\s(src|href)\s*=\s*(["'])(.*?)\2""", re.I | re.S)
+_EXTERNAL_ANCHOR = re.compile(r"""(<a\b[^>]*?)\s+href\s*=\s*(["'])(?:https?:)?//[^"']*\2""", re.I)
 _CSS_URL = re.compile(r"""url\(\s*(["']?)(https?://[^)'"]*)\1\s*\)""", re.I)
 _DROP_ATTRS = re.compile(r"""\s(integrity|crossorigin)(\s*=\s*(["']).*?\3)?""", re.I | re.S)
 _STATIC_REL = re.compile(r"^(\./|(\.\./)+)?static/")
@@ -58,6 +59,7 @@ class OfflineResult:
     pages: int = 0
     rewritten: int = 0
     removed: List[str] = field(default_factory=list)  # external URLs dropped because nothing local matches
+    unlinked: int = 0  # external <a href> links made plain text (GX's site and newsletter links)
 
 
 def local_for(url: str) -> Optional[str]:
@@ -115,7 +117,12 @@ def rewrite_page(text: str, prefix: str, result: OfflineResult) -> str:
         result.rewritten += 1
         return f"url('{rebase(local)}')"
 
+    def unlink(match: "re.Match[str]") -> str:
+        result.unlinked += 1
+        return match.group(1)
+
     text = _TAG.sub(fix_tag, text)
+    text = _EXTERNAL_ANCHOR.sub(unlink, text)
     return _CSS_URL.sub(fix_css_url, text)
 
 

@@ -68,6 +68,12 @@ def _run_suite(context, datasource, suite: Suite, df, run_identifier, result_for
         gx.Checkpoint(name=f"{suite.name}.checkpoint", validation_definitions=[validation], actions=[],
                       result_format=result_format))
     outcome = checkpoint.run(batch_parameters={"dataframe": df}, run_id=run_identifier)
+    for key, result in outcome.run_results.items():
+        # a DataFrame batch carries no asset name, so Data Docs would say "Data asset: None": name the table
+        spec_meta = dict(result.meta.get("batch_spec") or {})
+        spec_meta["data_asset_name"] = suite.table
+        result.meta["batch_spec"] = spec_meta
+        context.validation_results_store.set(key, result)
     return [r for run in outcome.run_results.values() for r in run.results]
 
 

@@ -150,3 +150,22 @@ def test_data_docs_exist_and_load_nothing_from_the_network(dq):
     index = (site / "index.html").read_text(encoding="utf-8")
     assert "static/vendor/bootstrap-4.3.1/bootstrap.min.css" in index
     assert "static/vendor/jquery-3.7.1/jquery.min.js" in index
+
+
+def test_data_docs_keep_every_run_and_name_each_table(spark, tmp_path):
+    """Validation results live under the docs folder, so a second run into the same output keeps the first run's
+    pages; every validation page names its table; no page links out."""
+    site = tmp_path / "dq"
+    for n in (1, 2):
+        run_quality(spark, None, {"bronze_dir_entries": bronze_dir_entries(spark)}, run_id=f"run-{n}",
+                    capture_id=CAPTURE, docs_dir=site)
+    pages = sorted(site.glob("validations/**/*.html"))
+    assert [p.relative_to(site).parts[3] for p in pages] == ["run-1", "run-2"]
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "run-1" in index and "run-2" in index
+    for page in pages:
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8")))
+        assert "Data asset: bronze_dir_entries" in text, page
+    for page in site.rglob("*.html"):
+        if "static" not in page.relative_to(site).parts:
+            assert not re.search(r"""<a\b[^>]*href\s*=\s*["'](https?:)?//""", page.read_text(encoding="utf-8"), re.I), page
