@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .settings import ReportSettings
 
@@ -82,6 +82,10 @@ class ReportData:
     pid_blocks: List[Dict[str, Any]] = field(default_factory=list)
     pid_blocks_total: int = 0
     trend: List[Dict[str, Any]] = field(default_factory=list)
+    # per check and per broker across the trend's runs (same order as ``trend``): open findings and bytes
+    # reclaimable, from gold_findings' first_seen / resolved_at
+    trend_by_check: Dict[str, List[int]] = field(default_factory=dict)
+    trend_by_broker: Dict[str, Dict[str, List[int]]] = field(default_factory=dict)
 
     @property
     def rows_truncated(self) -> bool:
@@ -282,6 +286,48 @@ def _trend(history_df, run: RunInfo, limit: int, current: Dict[str, Any]) -> Lis
     return points
 
 
+def _history_by_check_and_broker(findings_df, run: RunInfo, trend: List[Dict[str, Any]],
+                                 reclaimable: Sequence[str]) -> Tuple[Dict[str, List[int]], Dict[str, Dict[str, List[int]]]]:
+    """Open findings per check and per broker (and reclaimable bytes per broker) at each trend run's capture time.
+
+    A finding was open at time T when it was first seen at or before T and not resolved at or before T. One
+    Spark action; the result is at most (runs x (checks + brokers)) rows."""
+    from pyspark.sql import functions as F
+
+    times = [(i, micros(p.get("capture_time"))) for i, p in enumerate(trend)]
+    times = [(i, t) for i, t in times if t is not None]
+    if not times or findings_df is None:
+        return {}, {}
+    df = findings_df
+    if run.cluster_id and "cluster_id" in df.columns:
+        df = df.where(F.col("cluster_id") == F.lit(run.cluster_id))
+    runs = df.sparkSession.createDataFrame(times, "i int, t long")
+    f = df.select("check_id", F.col("broker_id").cast("string").alias("broker"),
+                  F.coalesce(F.col("bytes"), F.lit(0)).alias("bytes"),
+                  F.unix_micros("first_seen").alias("first_us"), F.unix_micros("resolved_at").alias("resolved_us"))
+    open_at = f.crossJoin(F.broadcast(runs)).where(
+        (F.col("first_us") <= F.col("t")) & (F.col("resolved_us").isNull() | (F.col("resolved_us") > F.col("t"))))
+    reclaim = F.when(F.col("check_id").isin(list(reclaimable)), F.col("bytes")).otherwise(F.lit(0))
+    by_check = open_at.groupBy("i", F.lit("check").alias("kind"), F.col("check_id").alias("key")).agg(
+        F.count(F.lit(1)).alias("n"), F.lit(0).cast("long").alias("b"))
+    by_broker = open_at.where(F.col("broker").isNotNull()).groupBy(
+        "i", F.lit("broker").alias("kind"), F.col("broker").alias("key")).agg(
+        F.count(F.lit(1)).alias("n"), F.sum(reclaim).cast("long").alias("b"))
+    rows = by_check.unionByName(by_broker).collect()
+    n = len(trend)
+    checks: Dict[str, List[int]] = {}
+    brokers: Dict[str, Dict[str, List[int]]] = {}
+    for r in rows:
+        if r["kind"] == "check":
+            checks.setdefault(r["key"], [0] * n)[r["i"]] = int(r["n"])
+        else:
+            entry = brokers.setdefault(r["key"], {"open": [0] * n, "reclaimable": [0] * n})
+            entry["open"][r["i"]] = int(r["n"])
+            entry["reclaimable"][r["i"]] = int(r["b"] or 0)
+    return (dict(sorted(checks.items())),
+            dict(sorted(brokers.items(), key=lambda kv: _broker_key(kv[0]))))
+
+
 def collect_report_data(findings_df, run_summary: Dict[str, Any], history_df, pid_blocks_df,
                         settings: ReportSettings) -> ReportData:
     run = run_info(run_summary)
@@ -293,9 +339,12 @@ def collect_report_data(findings_df, run_summary: Dict[str, Any], history_df, pi
                **counts["by_severity"], "new": counts["new"], "resolved": counts["resolved"],
                "status": "findings" if counts["open"] else "ok"}
     trend = _trend(history_df, run, settings.trend_runs, current)
+    trend_by_check, trend_by_broker = _history_by_check_and_broker(findings_df, run, trend,
+                                                                   settings.reclaimable_checks)
     return ReportData(
         run=run, by_severity=counts["by_severity"], by_check=counts["by_check"], by_broker=counts["by_broker"],
         reclaimable=counts["reclaimable"], findings_open=counts["open"], findings_new=counts["new"],
         findings_resolved=counts["resolved"], rows=rows, rows_total=counts["total"],
         pid_blocks=blocks, pid_blocks_total=blocks_total, trend=trend,
+        trend_by_check=trend_by_check, trend_by_broker=trend_by_broker,
     )

@@ -23,6 +23,7 @@ from .svg import (
     human_bytes,
     pid_timeline,
     source_kind,
+    sparkline,
     stacked_hbar_chart,
     trend_chart,
 )
@@ -167,7 +168,39 @@ def _trend_section(data: ReportData) -> str:
         '<div class="legend"><span class="sw sw-open"></span>open<span class="sw sw-critical"></span>critical'
         ' (ringed point: this run)</div>'
         f'{trend_chart("chart-trend", data.trend)}<p class="muted">{len(data.trend)} runs from gold_run_summary.</p>'
-        '</div></section>'
+        f'</div>{_trend_tables(data)}</section>'
+    )
+
+
+MAX_TREND_BROKERS = 20
+
+
+def _trend_tables(data: ReportData) -> str:
+    """Per check and per broker across the same runs: open findings (and bytes reclaimable per broker)."""
+    if not data.trend_by_check and not data.trend_by_broker:
+        return ""
+    runs = len(data.trend)
+    checks = "".join(
+        f'<tr data-check="{esc(c)}"><td><a href="#check-{esc(c)}">{esc(c)}</a></td>'
+        f'<td>{sparkline(v, COLORS["open"], f"{c}: open findings over {runs} runs")}</td>'
+        f'<td class="num">{v[-1]:,}</td></tr>' for c, v in data.trend_by_check.items())
+    ranked = sorted(data.trend_by_broker.items(),
+                    key=lambda kv: (-kv[1]["open"][-1], -kv[1]["reclaimable"][-1]))[:MAX_TREND_BROKERS]
+    brokers = "".join(
+        f'<tr data-broker="{esc(b)}"><td>{esc(broker_label(b))}</td>'
+        f'<td>{sparkline(v["open"], COLORS["open"], f"broker {b}: open findings over {runs} runs")}</td>'
+        f'<td class="num">{v["open"][-1]:,}</td>'
+        f'<td>{sparkline(v["reclaimable"], COLORS["bytes"], f"broker {b}: bytes reclaimable over {runs} runs")}</td>'
+        f'<td class="num">{esc(human_bytes(v["reclaimable"][-1]))}</td></tr>' for b, v in ranked)
+    more = len(data.trend_by_broker) - len(ranked)
+    note = f'<p class="muted">{more} more brokers not shown (fewest open findings).</p>' if more > 0 else ""
+    return (
+        '<div class="grid2 trend-tables">'
+        '<div class="panel"><h3>Per check across runs</h3><table id="trend-checks"><thead><tr><th>Check</th>'
+        f'<th>Open findings</th><th class="num">Now</th></tr></thead><tbody>{checks}</tbody></table></div>'
+        '<div class="panel"><h3>Per broker across runs</h3><table id="trend-brokers"><thead><tr><th>Broker</th>'
+        '<th>Open findings</th><th class="num">Now</th><th>Bytes reclaimable</th><th class="num">Now</th></tr>'
+        f'</thead><tbody>{brokers}</tbody></table>{note}</div></div>'
     )
 
 

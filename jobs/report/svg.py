@@ -218,3 +218,17 @@ def pid_timeline(chart_id: str, blocks: Sequence[Dict[str, Any]], width: int = 1
                  f'<text x="{width - 10}" y="{base}" text-anchor="end" class="axis">latest allocation →</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def sparkline(values: Sequence[int], color: str, label: str, width: int = 180, height: int = 26) -> str:
+    """A small line of one series across runs (oldest left); ``data-values`` carries the numbers drawn."""
+    if not values:
+        return ""
+    top = max(max(values), 1)
+    step = 0 if len(values) == 1 else (width - 6) / (len(values) - 1)
+    coords = " ".join(f"{3 + i * step:.1f},{height - 3 - (height - 6) * v / top:.1f}" for i, v in enumerate(values))
+    last_x, last_y = coords.split(" ")[-1].split(",")
+    return (f'<svg class="spark" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+            f'aria-label="{esc(label)}" data-values="{",".join(str(int(v)) for v in values)}">'
+            f'<title>{esc(label)}</title><polyline points="{coords}" fill="none" stroke="{color}" stroke-width="1.6"/>'
+            f'<circle cx="{last_x}" cy="{last_y}" r="2.5" fill="{color}"/></svg>')

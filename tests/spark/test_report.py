@@ -224,7 +224,11 @@ def test_hostile_strings_stay_text(hostile):
     assert all(not k.startswith("on") for _, a in dom.elements for k in a)
     assert not any(a.get("id", "").startswith("pwn") for _, a in dom.elements)
     assert not any("javascript:" in (a.get("href") or "") for _, a in dom.elements)
-    assert [t for t, _ in dom.elements if t == "svg"] == ["svg"] * 6  # only our charts
+    svgs = [a.get("class") for t, a in dom.elements if t == "svg"]  # only our charts and sparklines
+    spark_rows = [a for t, a in dom.elements if t == "tr" and ("data-check" in a or "data-broker" in a)
+                  and "finding" not in a.get("class", "")]
+    assert svgs.count("chart") == 6 and svgs.count("spark") == sum(1 if "data-check" in a else 2 for a in spark_rows)
+    assert len(svgs) == 6 + svgs.count("spark") and spark_rows
     html_text = hostile.report_html.read_text()
     assert "&lt;img src=x onerror=alert(1)&gt;" in html_text
     assert "&lt;script&gt;window.PWNED=1&lt;/script&gt;" in html_text
@@ -253,3 +257,32 @@ def test_rows_in_html_are_bounded_but_csv_is_complete(bounded):
     assert blocks == ["2000–2999", "3000–3999", "4000–4999"]  # the 3 most recent, in allocation order
     trend = [a["data-label"] for t, a in dom.elements if t == "g" and a.get("data-critical") is not None]
     assert trend == ["run-2025-01-31", RUN]
+
+
+def test_trends_per_check_and_broker_follow_the_findings_history(devsample):
+    """Each run's open count per check / per broker, recomputed here from the fixture's first_seen and
+    resolved_at, and the per-check sums equal gold_run_summary's open_findings of those runs."""
+    doc = json.loads((SCENARIOS / "devsample_scenario.json").read_text())
+    cluster = doc["run_summary"]["cluster_id"]
+    doc["history"] = [r for r in doc["history"] if r["cluster_id"] == cluster]
+    doc["findings"] = [f for f in doc["findings"] if f["cluster_id"] == cluster]
+    dom = _dom(devsample.report_html)
+    spark_values = [a["data-values"] for t, a in dom.elements if t == "svg" and a.get("class") == "spark"]
+    rows = [a for t, a in dom.elements if t == "tr" and ("data-check" in a or "data-broker" in a)
+            and "finding" not in a.get("class", "")]
+    times = [r["capture_time"] for r in sorted(doc["history"], key=lambda r: r["capture_time"])]
+    times = [t for t in times if t != doc["run_summary"]["capture_time"]] + [doc["run_summary"]["capture_time"]]
+
+    def open_at(t, key, value):
+        return sum(1 for f in doc["findings"] if str(f[key]) == value and f["first_seen"] <= t
+                   and (f.get("resolved_at") is None or f["resolved_at"] > t))
+
+    got, i = {}, 0
+    for row in rows:
+        key, value = ("check_id", row["data-check"]) if "data-check" in row else ("broker_id", row["data-broker"])
+        got[(key, value)] = [int(v) for v in spark_values[i].split(",")]
+        i += 1 if key == "check_id" else 2
+    assert got and all(v == [open_at(t, k, val) for t in times] for (k, val), v in got.items()), got
+    per_run = [sum(v[n] for (k, _), v in got.items() if k == "check_id") for n in range(len(times))]
+    history_open = {r["capture_time"]: r["open_findings"] for r in doc["history"]}
+    assert per_run[:-1] == [history_open[t] for t in times[:-1]]
