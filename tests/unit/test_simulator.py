@@ -23,6 +23,7 @@ from sim_replay import (
     replay,
 )
 
+from jobs.reconcile.catalogue import CHECK_IDS  # the one list of check ids
 from jobs.simulate import command
 from jobs.simulate.scenarios import CATALOGUE
 from jobs.simulate.simulation import SimParams
@@ -37,15 +38,6 @@ from udfs import (
 )
 from udfs.errors import DecodeError
 
-CHECK_IDS = {
-    "STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "MISSING_REPLICA", "DUPLICATE_REPLICA", "WRONG_LOG_DIR",
-    "MISSING_PARTITION_METADATA", "CORRUPT_PARTITION_METADATA", "LINGERING_DELETE_DIR", "STRAY_DIR",
-    "UNKNOWN_LOG_DIR_ENTRY", "FOREIGN_LOG_DIR", "TOPIC_ID_DIVERGENCE", "PID_BLOCK_OVERLAP", "PID_BLOCK_REGRESSION",
-    "PID_MIGRATION_REUSE", "PID_OUTSIDE_BLOCKS", "DELETE_INCOMPLETE", "DELETE_WITHOUT_CREATE", "ZK_DELETE_STUCK",
-    "TOPIC_ID_CHANGED_WITHOUT_DELETE", "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE", "PARTITION_COUNT_CHANGED",
-    "METADATA_LOG_DIVERGENCE", "METADATA_LOG_GAP", "OFFLINE_LOG_DIR", "UNREGISTERED_LOG_DIR",
-    "DECOMMISSIONED_BROKER_DATA", "FUTURE_MOVE_STUCK",
-}
 MATCH_KEYS = {"broker_id", "log_dir", "dir_name", "topic_name", "topic_id", "partition"}
 LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR) .+ \([\w.$]+\)$")
 SMALL = dict(seed=7, partitions_per_broker=2)
