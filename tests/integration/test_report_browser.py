@@ -89,6 +89,11 @@ def screenshot(binary, tmp_path, page: Path, png: Path) -> "Png":
     return Png(png.read_bytes())
 
 
+def screenshot_at(binary, tmp_path, page: Path, png: Path, width: int) -> "Png":
+    _chromium(binary, tmp_path, page.resolve().as_uri(), f"--screenshot={png}", width=width, height=900)
+    return Png(png.read_bytes())
+
+
 class Dom(HTMLParser):
     """The DOM Chromium serialized: elements with attributes and the text directly inside each id'd element."""
 
@@ -167,6 +172,10 @@ class Png:
             rows.append(bytes(line))
             prev = line
         self.rows = rows
+
+    def pixel(self, x, y):
+        i = x * self.channels
+        return tuple(self.rows[y][i:i + 3])
 
     def count(self, rgb, tolerance=12, step=2):
         """Pixels (sampled every ``step``) within ``tolerance`` of ``rgb``."""
@@ -304,6 +313,11 @@ def test_findings_fit_the_viewport_without_sideways_scrolling(chromium, devsampl
         assert probe["viewport"] == width
         assert probe["too_wide"] == [] and probe["scroll_width"] <= width, probe
         assert probe["message_visible"], probe
+    # the screenshot agrees: right of main's padding only the page background (no content pushed past the edge)
+    png = screenshot_at(chromium, tmp_path, devsample.report_html, tmp_path / f"report-{width}.png", width)
+    assert png.width == width
+    edge = [png.pixel(width - 8, y) for y in range(120, 600, 4)]
+    assert sum(1 for p in edge if all(abs(a - b) <= 6 for a, b in zip(p, (0xF5, 0xF7, 0xF9), strict=True))) >= 0.9 * len(edge)
 
 
 def test_chart_bars_filter_the_findings_table(chromium, devsample, tmp_path):
