@@ -106,7 +106,7 @@ def test_flatten_matches_results_to_rules_and_records_errors():
          json.dumps({"columns": ["bytes_reclaimable"], "skipped": "missing columns"})),
     ]
     assert set(rows[0]) == set(spec("gold_dq_results").column_names)
-    assert json.loads(rows[1]["kwargs_json"]) == {"column": "status", "value_set": ["error", "findings", "ok"]}
+    assert json.loads(rows[1]["kwargs_json"]) == {"column": "status", "value_set": ["error", "findings", "incomplete", "ok"]}
 
 
 def test_flatten_refuses_a_missing_result():
