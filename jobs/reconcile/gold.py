@@ -74,12 +74,12 @@ def merge_counts(store, findings: DataFrame, cluster_id: Optional[str], capture_
     per = f.groupBy("check_id", "severity").agg(F.count("*").alias("n"), F.sum("bytes").alias("bytes")).collect()
     by_check: Dict[str, int] = {}
     by_severity = {"critical": 0, "warning": 0, "info": 0}
-    reclaimable = 0
+    reclaimable_bytes = 0
     for r in per:
         by_check[r["check_id"]] = by_check.get(r["check_id"], 0) + r["n"]
         by_severity[r["severity"]] = by_severity.get(r["severity"], 0) + r["n"]
         if r["check_id"] in reclaimable:
-            reclaimable += int(r["bytes"] or 0)
+            reclaimable_bytes += int(r["bytes"] or 0)
     total = sum(by_check.values())
     new, resolved = total, 0
     if store.exists("gold_findings"):
@@ -91,7 +91,7 @@ def merge_counts(store, findings: DataFrame, cluster_id: Optional[str], capture_
         resolved = (open_before.join(f, "finding_id", "left_anti")
                     .join(existing.filter(F.col("last_seen") <= F.lit(capture_time)).select("finding_id"), "finding_id")
                     .count())
-    return MergeCounts(total, new, resolved, by_severity, dict(sorted(by_check.items())), reclaimable)
+    return MergeCounts(total, new, resolved, by_severity, dict(sorted(by_check.items())), reclaimable_bytes)
 
 
 def run_summary_row(spark, counts: MergeCounts, **kwargs) -> DataFrame:
