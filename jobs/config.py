@@ -14,13 +14,12 @@ import yaml
 
 ENV_PREFIX = "KAFKA_RECON__"
 
-# Keys whose value must be one of a fixed set (checked by :func:`validate_config`, before Spark starts).
+# Keys whose value must be one of a fixed set (checked by :func:`validate_config`, before Spark starts);
+# run.fail_on's set is owned by the report (jobs/report/summary.py FAIL_ON), severities by the catalogue.
 ENUMS: Dict[str, Tuple[str, ...]] = {
-    "run.fail_on": ("info", "warning", "critical", "never"),
     "storage.backend": ("auto", "embedded", "delta-spark"),
     "quality.result_format": ("BOOLEAN_ONLY", "BASIC", "SUMMARY", "COMPLETE"),
 }
-SEVERITIES = ("critical", "warning", "info")  # checks.<ID>.severity
 NON_NEGATIVE = ("run.progress_seconds", "run.min_capture_ratio")
 
 
@@ -159,11 +158,13 @@ def _nest(path: list, value: Any) -> dict:
 
 
 def validate_config(cfg: Mapping) -> None:
-    """Check the merged configuration's values beyond their types, without Spark: the enums above, every
-    check's severity, non-negative settings, and the whole check catalogue (conf/checks.yaml, as the
+    """Check the merged configuration's values beyond their types, without Spark: the enums above, non-negative
+    settings, and the whole check catalogue (conf/checks.yaml, as the
     reconcile stage will load it). Raises :class:`ConfigError` naming the key and the accepted values."""
+    from jobs.report.summary import FAIL_ON
+
     node = cfg if isinstance(cfg, Config) else Config(cfg)
-    for dotted, allowed in ENUMS.items():
+    for dotted, allowed in {"run.fail_on": FAIL_ON, **ENUMS}.items():
         value = node.get_path(dotted)
         if value is not None and value not in allowed:
             raise ConfigError(f"{dotted}: expected one of {', '.join(allowed)}, got {value!r}")
@@ -171,15 +172,9 @@ def validate_config(cfg: Mapping) -> None:
         value = node.get_path(dotted)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
             raise ConfigError(f"{dotted}: expected a number >= 0, got {value!r}")
-    checks = node.get("checks") or {}
-    if not isinstance(checks, Mapping):
-        raise ConfigError(f"checks: expected a mapping of check ids, got {type(checks).__name__}")
-    for check_id, entry in checks.items():
-        severity = entry.get("severity") if isinstance(entry, Mapping) else None
-        if severity not in SEVERITIES:
-            raise ConfigError(f"checks.{check_id}.severity: expected one of {', '.join(SEVERITIES)}, "
-                              f"got {severity!r}")
-    # the catalogue as reconcile loads it: pure Python (importing jobs.reconcile loads pyspark, no JVM)
+    if not isinstance(node.get("checks") or {}, Mapping):
+        raise ConfigError(f"checks: expected a mapping of check ids, got {type(node.get('checks')).__name__}")
+    # every check's severity, family and texts: the catalogue as reconcile loads it: pure Python (importing jobs.reconcile loads pyspark, no JVM)
     from jobs.reconcile.catalogue import CatalogueError, load_catalogue
 
     try:

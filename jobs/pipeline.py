@@ -148,8 +148,7 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
     with timer.stage("report"):
         _kill_point("during_report")
         paths = write_reports(spark, cfg, out, findings.where(F.col("cluster_id").eqNullSafe(result.cluster_id)),
-                              {**summary_row, "stage_seconds_json": json.dumps(timer.seconds), "fail_on": fail_on,
-                               "input_gaps": gaps, "allow_partial": allow_partial},
+                              {**summary_row, "fail_on": fail_on, "input_gaps": gaps, "allow_partial": allow_partial},
                               history_df=store.read("gold_run_summary"),
                               pid_blocks_df=store.read("silver_producer_id_blocks")
                               .where(F.col("capture_id") == capture_id),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Dict, Mapping, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 SEVERITIES = ("info", "warning", "critical")
 
@@ -111,7 +111,8 @@ def load_catalogue(cfg: Mapping) -> Catalogue:
         entry = raw[check_id] or {}
         severity = str(entry.get("severity", ""))
         if severity not in SEVERITIES:
-            raise CatalogueError(f"checks.{check_id}.severity: expected one of {SEVERITIES}, got {severity!r}")
+            raise CatalogueError(f"checks.{check_id}.severity: expected one of "
+                                 f"{', '.join(reversed(SEVERITIES))}, got {severity!r}")
         family = str(entry.get("family", ""))
         if family not in FAMILIES:
             raise CatalogueError(f"checks.{check_id}.family: expected one of {FAMILIES}, got {family!r}")
@@ -151,3 +152,8 @@ def default_catalogue() -> Catalogue:
     from jobs.config import load_config
 
     return load_catalogue(load_config(env={}))
+
+
+def catalogue_for(cfg: Optional[Mapping]) -> Catalogue:
+    """The run's catalogue when ``cfg`` carries one, else the shipped one."""
+    return load_catalogue(cfg) if cfg is not None and (cfg or {}).get("checks") else default_catalogue()

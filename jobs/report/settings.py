@@ -36,13 +36,15 @@ class ReportSettings:
             raise ValueError(f"report.quarantine_dir_name must be a plain folder name, got {name!r}")
 
     @classmethod
-    def from_config(cls, cfg: Any, fail_on: str = "") -> "ReportSettings":
+    def from_config(cls, cfg: Any, fail_on: str = "", catalogue: Any = None) -> "ReportSettings":
+        """``catalogue``: the run's check catalogue (default: the one ``cfg`` carries, else the shipped one)."""
         section = dict((cfg or {}).get("report", {}) or {}) if cfg is not None else {}
         run = dict((cfg or {}).get("run", {}) or {}) if cfg is not None else {}
         known = {f for f in cls.__dataclass_fields__ if f not in ("fail_on", "reclaimable_checks")}
         values = {k: v for k, v in section.items() if k in known}
-        if cfg is not None and (cfg or {}).get("checks"):
-            from jobs.reconcile.catalogue import load_catalogue
+        if catalogue is None:
+            from jobs.reconcile.catalogue import catalogue_for
 
-            values["reclaimable_checks"] = load_catalogue(cfg).reclaimable()
+            catalogue = catalogue_for(cfg)
+        values["reclaimable_checks"] = catalogue.reclaimable()
         return cls(**values, fail_on=fail_on or run.get("fail_on") or "critical")

@@ -81,13 +81,6 @@ def log_dir_paths(log_dirs_df, limit: int = 100_000) -> Dict[Tuple[str, str], st
     return out
 
 
-def _catalogue(cfg):
-    """The check explanations the page links to: the run's catalogue, else the shipped one."""
-    from jobs.reconcile.catalogue import default_catalogue, load_catalogue
-
-    return load_catalogue(cfg) if cfg is not None and (cfg or {}).get("checks") else default_catalogue()
-
-
 def write_reports(spark, cfg, out_dir, findings_df, run_summary: Dict[str, Any], history_df=None,
                   pid_blocks_df=None, dq_summary: Optional[Dict[str, Any]] = None,
                   fail_on: Optional[str] = None, log_dirs_df=None) -> ReportPaths:
@@ -106,7 +99,10 @@ def write_reports(spark, cfg, out_dir, findings_df, run_summary: Dict[str, Any],
     :return: :class:`ReportPaths`, including ``exit_code`` (0 / 10 / 1) and ``summary`` (the summary.json dict).
     """
     del spark  # the DataFrames carry their session; kept for a uniform stage signature
-    settings = ReportSettings.from_config(cfg, fail_on or run_summary.get("fail_on") or "")
+    from jobs.reconcile.catalogue import catalogue_for
+
+    catalogue = catalogue_for(cfg)  # reclaimable checks, and the explanations check ids link to
+    settings = ReportSettings.from_config(cfg, fail_on or run_summary.get("fail_on") or "", catalogue)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     generated_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -126,7 +122,7 @@ def write_reports(spark, cfg, out_dir, findings_df, run_summary: Dict[str, Any],
     os.replace(tmp, csv_path)
     _atomic_write(out / FILE_NAMES["report_md"], render_markdown(data, summary, plans, settings, dq_summary, links))
     _atomic_write(out / FILE_NAMES["report_html"],
-                  render_html(data, summary, plans, settings, dq_summary, links, _catalogue(cfg)))
+                  render_html(data, summary, plans, settings, dq_summary, links, catalogue))
     _atomic_write(out / FILE_NAMES["summary_json"], json.dumps(summary, indent=2, sort_keys=False) + "\n")
 
     return ReportPaths(
