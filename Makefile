@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: demo test test-fast bench fuzz lint clean venv java chromium local-cluster
+.PHONY: demo test test-slow test-all test-fast bench fuzz lint clean venv java chromium local-cluster
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (python3.11 not found; set PYTHON=...)"; exit 1; }
@@ -32,8 +32,17 @@ chromium:
 demo: $(STAMP) java
 	$(VENV)/bin/kafka-recon demo --out demo-out
 
+# Two tiers: `make test` (the loop, <= 10 min) skips tests marked slow (the scenario matrix, crash safety,
+# concurrency, local-cluster, run outcomes); `make test-slow` runs only those; `make test-all` (CI) runs both.
+PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --durations=15
+
 test: $(STAMP) java chromium
-	$(VENV)/bin/pytest -q -p no:cacheprovider
+	$(PYTEST) -m "not slow"
+
+test-slow: $(STAMP) java
+	$(PYTEST) -m slow
+
+test-all: test test-slow
 
 test-fast: $(STAMP)
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests/unit

@@ -752,8 +752,8 @@ def main(argv=None) -> int:
                    help=f"replica-dir sizes ({', '.join(SIZES)}) or explicit pairs like 400kx1M (default {DEFAULT_SIZES})")
     p.add_argument("--metadata", default=DEFAULT_METADATA, help="metadata records per fleet (default 100k,1M)")
     p.add_argument("--huge", action="store_true", help="add the 4M replica-dir fleet")
-    p.add_argument("--only", default="nightly,quality,cluster,ingest,decode,bronze",
-                   help="parts to run: nightly,quality,ingest,decode,bronze")
+    p.add_argument("--only", default="small,nightly,quality,cluster,ingest,decode,bronze",
+                   help="parts to run: small,nightly,quality,cluster,ingest,decode,bronze")
     p.add_argument("--ingest-brokers", type=int, default=4)
     p.add_argument("--ingest-replicas", type=int, default=2500, help="replica dirs per broker for the binaryFile "
                    "comparison (4 x 2500 = 10k replica dirs, 60k files)")
@@ -774,7 +774,11 @@ def main(argv=None) -> int:
     machine = machine_facts()
     print(f"machine: {machine}", flush=True)
     fleets, runs = [], []
-    ingest = decode = bronze = None
+    ingest = decode = bronze = small = None
+    if "small" in parts:
+        from bench import bench_small
+
+        small = side_bench("small", args.resume, bench_small.run, args.timeout)
     pairs = plan(args.sizes, args.metadata, args.huge) if parts & {"nightly", "quality"} else []
     for rep, md, copies in pairs:
         fleet = ensure_fleet(rep, md, args.timeout, copies)
@@ -804,10 +808,15 @@ def main(argv=None) -> int:
     targets = evaluate(runs, ingest, bronze, cluster_runs)
     latest = os.path.join(args.results, "latest.md")
     write_markdown(latest, machine, fleets, runs, ingest, decode, bronze, targets, cluster_runs)
+    if small:
+        from bench import bench_small
+
+        with open(latest, "a") as f:
+            f.write("\n" + "\n".join(bench_small.markdown(small)) + "\n")
     append_history(os.path.join(args.results, "history.csv"), machine, runs, ingest, decode, bronze)
     with open(os.path.join(args.results, "latest.json"), "w") as f:
         json.dump({"machine": machine, "fleets": fleets, "runs": runs, "cluster_runs": cluster_runs, "ingest": ingest,
-                   "decode": decode, "bronze": bronze, "targets": targets}, f, indent=2, default=str)
+                   "decode": decode, "bronze": bronze, "small": small, "targets": targets}, f, indent=2, default=str)
     print(open(latest).read())
     return 0
 

@@ -39,18 +39,6 @@ def derive_capture_id(captures: Sequence[str], capture_time: Optional[datetime])
     return f"cap-{digest}"
 
 
-def _kill_point(name: str) -> None:
-    """Test hooks for crash-safety and run-outcome tests: ``KAFKA_RECON_TEST_KILL_AT=<point>`` SIGKILLs the
-    process there, ``KAFKA_RECON_TEST_FAIL_AT=<point>`` raises there (a stage failing mid-way)."""
-    import os
-    import signal
-
-    if os.environ.get("KAFKA_RECON_TEST_KILL_AT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
-    if os.environ.get("KAFKA_RECON_TEST_FAIL_AT") == name:
-        raise RuntimeError(f"injected failure at {name}")
-
-
 def _late_gaps(store, result, run_id: str, capture_id: str, files_seen: int, min_ratio: float) -> List[dict]:
     """Input gaps only reconcile can tell (two small aggregates): registered brokers the capture lacks, and a
     capture that shrank against the previous run of the same cluster."""
@@ -73,7 +61,7 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
     """Raises :class:`jobs.run_outcome.IncompleteCapture` after ingest when the capture has no log dir or no
     controller view (unless ``allow_partial``); later gaps end the run with status ``incomplete``."""
     from jobs.ingest.stage import run_ingest
-    from jobs.reconcile.gold import merge_counts, merge_findings, run_summary_frame, run_summary_values
+    from jobs.reconcile.gold import run_summary_frame, run_summary_values, write_findings
     from jobs.reconcile.run import run_reconcile
     from jobs.report.writer import write_reports
     from jobs.spark_session import get_spark
@@ -97,7 +85,6 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
         if gaps and not allow_partial:
             ingest.release()
             raise IncompleteCapture(gaps)
-    _kill_point("after_ingest")
     when = ingest.capture_time or capture_time or started_at
 
     with timer.stage("reconcile") as st:
@@ -106,14 +93,7 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
         write_each(result.silver, lambda name: store.replace_slice(name, result.silver[name],
                                                                    slice={"capture_id": capture_id}),
                    write_parallelism(cfg))
-        _kill_point("before_findings_merge")
-        counts = merge_counts(store, result.findings, result.cluster_id, when, result.catalogue.reclaimable())
-        merge_findings(store, result.findings, result.cluster_id, run_id, when)
-        # "new" from the table after the MERGE, so a re-run after a crash reports the same count
-        import dataclasses
-        new = store.read("gold_findings").where((F.col("first_seen_capture") == capture_id)
-                                                & (F.col("status") == "open")).count()
-        counts = dataclasses.replace(counts, new_findings=new)
+        counts = write_findings(store, result, capture_id=capture_id, run_id=run_id, capture_time=when)
         st.rows = counts.open_findings
         late = _late_gaps(store, result, run_id, capture_id, files["seen"],
                           float(cfg.get_path("run.min_capture_ratio", 0.5)))
@@ -146,7 +126,6 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
                         run_id=run_id)
 
     with timer.stage("report"):
-        _kill_point("during_report")
         paths = write_reports(spark, cfg, out, findings.where(F.col("cluster_id").eqNullSafe(result.cluster_id)),
                               {**summary_row, "fail_on": fail_on, "input_gaps": gaps, "allow_partial": allow_partial},
                               history_df=store.read("gold_run_summary"),

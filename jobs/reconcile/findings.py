@@ -16,44 +16,51 @@ from pyspark.sql import functions as F
 from jobs.tables.gold import FINDINGS
 
 from .catalogue import REPLICA_PRECEDENCE, Catalogue
-from .frames import conform, human_bytes, iso
+from .frames import conform, human_bytes, iso, sql_text
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)?)\}")
 KEY_COLUMNS = ("cluster_id", "broker_id", "log_dir", "dir_name", "topic_id", "topic_name", "partition", "key_extra")
 
 
-def _placeholder(name: str) -> Column:
+def _placeholder(name: str) -> str:
+    """SQL for one ``{placeholder}``; ``_bytes_h`` and ``_since_text`` are added by :func:`_texts`."""
     if name.startswith("details."):
-        return F.try_element_at(F.col("details"), F.lit(name.split(".", 1)[1]))
+        return f"try_element_at(details, {sql_text(name.split('.', 1)[1])})"
     if name == "bytes_h":
-        return human_bytes(F.col("bytes"))
+        return "_bytes_h"
     if name == "since":
-        return F.coalesce(iso(F.col("since")), F.lit("an unknown time"))
+        return "_since_text"
     if name in ("broker_id", "log_dir", "dir_name", "topic_name", "topic_id", "partition", "bytes", "cluster_id"):
-        return F.col(name).cast("string")
+        return f"CAST({name} AS STRING)"
     raise ValueError(f"unknown placeholder {{{name}}} in a conf/checks.yaml template")
 
 
-def render(template: str) -> Column:
-    """A template with ``{placeholders}`` as a Spark string expression (unknown values print as '?')."""
+def render(template: str) -> str:
+    """A template with ``{placeholders}`` as a SQL string expression (unknown values print as '?')."""
     pieces = []
     pos = 0
     for m in _PLACEHOLDER.finditer(template):
         if m.start() > pos:
-            pieces.append(F.lit(template[pos:m.start()]))
-        pieces.append(F.coalesce(_placeholder(m.group(1)), F.lit("?")))
+            pieces.append(sql_text(template[pos:m.start()]))
+        pieces.append(f"coalesce({_placeholder(m.group(1))}, '?')")
         pos = m.end()
     if pos < len(template):
-        pieces.append(F.lit(template[pos:]))
-    return F.concat(*pieces) if pieces else F.lit("")
+        pieces.append(sql_text(template[pos:]))
+    return f"concat({', '.join(pieces)})" if pieces else "''"
 
 
 def _per_check(catalogue: Catalogue, attr: str) -> Column:
-    expr = None
-    for check_id, spec in catalogue.checks.items():
-        value = render(getattr(spec, attr))
-        expr = F.when(F.col("check_id") == check_id, value) if expr is None else expr.when(F.col("check_id") == check_id, value)
-    return expr
+    """One CASE over check_id for a text attribute: a single SQL expression, so building the plan costs one
+    JVM call instead of hundreds of Column calls."""
+    cases = " ".join(f"WHEN {sql_text(check_id)} THEN {render(getattr(spec, attr))}"
+                     for check_id, spec in catalogue.checks.items())
+    return F.expr(f"CASE check_id {cases} END")
+
+
+def _texts(df: DataFrame) -> DataFrame:
+    """The two placeholders that need Column helpers, computed once for every template."""
+    return df.withColumns({"_bytes_h": human_bytes(F.col("bytes")),
+                           "_since_text": F.coalesce(iso(F.col("since")), F.lit("an unknown time"))})
 
 
 def apply_precedence(findings: DataFrame) -> DataFrame:
@@ -82,11 +89,8 @@ def assemble(parts: Iterable[DataFrame], catalogue: Catalogue, brokers: DataFram
     states = brokers.select(F.col("broker_id").alias("_b"), F.col("state").alias("broker_state"),
                             F.col("captured").alias("_captured"))
     kept = kept.join(states, F.col("broker_id") == F.col("_b"), "left").drop("_b")
-    severities = catalogue.severities()
-    severity = None
-    for check_id, sev in severities.items():
-        severity = (F.when(F.col("check_id") == check_id, F.lit(sev)) if severity is None
-                    else severity.when(F.col("check_id") == check_id, F.lit(sev)))
+    severity = F.expr("CASE check_id " + " ".join(f"WHEN {sql_text(c)} THEN {sql_text(sev)}"
+                                                  for c, sev in catalogue.severities().items()) + " END")
     state_text = (F.when(F.col("broker_state") == "fenced", F.lit("fenced"))
                   .when(F.col("broker_state") == "unregistered", F.lit("unregistered (decommissioned)"))
                   .otherwise(F.lit("absent (not registered)")))
@@ -95,14 +99,15 @@ def assemble(parts: Iterable[DataFrame], catalogue: Catalogue, brokers: DataFram
                             F.lit(" at capture time.")))
             .otherwise(F.lit("")))
     ts = F.lit(capture_time).cast("timestamp")
-    out = (kept.withColumn("severity", F.coalesce(F.col("severity_override"), severity))
-           .withColumn("message", F.concat(_per_check(catalogue, "message"), note))
-           .withColumn("remediation", _per_check(catalogue, "remediation"))
-           .withColumn("finding_id", finding_id())
-           .withColumn("first_seen_capture", F.lit(capture_id)).withColumn("first_seen", ts)
-           .withColumn("last_seen_capture", F.lit(capture_id)).withColumn("last_seen", ts)
-           .withColumn("status", F.lit("open")).withColumn("resolved_at", F.lit(None).cast("timestamp"))
-           .withColumn("run_id", F.lit(run_id)))
+    out = _texts(kept).withColumns({
+        "severity": F.coalesce(F.col("severity_override"), severity),
+        "message": F.concat(_per_check(catalogue, "message"), note),
+        "remediation": _per_check(catalogue, "remediation"),
+        "finding_id": finding_id(),
+        "first_seen_capture": F.lit(capture_id), "first_seen": ts,
+        "last_seen_capture": F.lit(capture_id), "last_seen": ts,
+        "status": F.lit("open"), "resolved_at": F.lit(None).cast("timestamp"),
+        "run_id": F.lit(run_id)})
     # two rows with the same natural keys (e.g. one pid seen twice) are one finding
     one = Window.partitionBy("finding_id").orderBy(F.col("bytes").desc_nulls_last())
     out = out.withColumn("_rn", F.row_number().over(one)).filter("_rn = 1").drop("_rn")

@@ -17,11 +17,13 @@ def empty(spark: SparkSession, spec: TableSpec) -> DataFrame:
 
 
 def conform(df: DataFrame, spec: TableSpec) -> DataFrame:
-    """``df`` with exactly the spec's columns, in order and typed; absent columns become typed nulls."""
-    schema = {f.name: f.dataType for f in spec.spark_schema().fields}
+    """``df`` with exactly the spec's columns, in order and typed; absent columns become typed nulls.
+    One SQL statement rather than a Column per field: a few JVM calls instead of a hundred per table."""
     present = set(df.columns)
-    return df.select(*[(F.col(name) if name in present else F.lit(None)).cast(dtype).alias(name)
-                       for name, dtype in schema.items()])
+    fields = ", ".join(
+        f"CAST({f'`{f.name}`' if f.name in present else 'NULL'} AS {f.dataType.simpleString()}) AS `{f.name}`"
+        for f in spec.spark_schema().fields)
+    return df.sparkSession.sql(f"SELECT {fields} FROM {{frame}}", frame=df)
 
 
 def conform_all(spark: SparkSession, frames: Mapping[str, DataFrame], specs: Iterable[TableSpec]) -> dict:
@@ -31,6 +33,11 @@ def conform_all(spark: SparkSession, frames: Mapping[str, DataFrame], specs: Ite
         df = frames.get(spec.name)
         out[spec.name] = conform(df, spec) if df is not None else empty(spark, spec)
     return out
+
+
+def sql_text(value: str) -> str:
+    """A Spark SQL string literal (backslashes and quotes escaped), for expressions built as SQL text."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def basename(path: Column) -> Column:

@@ -11,8 +11,8 @@ Re-running the same capture is idempotent; running an older capture after a newe
 Example::
 
     result = run_reconcile(spark, cfg, bronze, capture_id, run_id, capture_time)
-    counts = write_gold(store, result, capture_id=capture_id, run_id=run_id, capture_time=capture_time,
-                        bronze=bronze, started_at=t0, stage_seconds={"reconcile": 12.3})
+    counts = write_findings(store, result, capture_id=capture_id, run_id=run_id, capture_time=capture_time)
+    row = run_summary_values(counts, run_id=run_id, capture_id=capture_id, ...)   # the pipeline writes it
 """
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.tables.gold import RUN_SUMMARY
+
+from .frames import sql_text
 
 UPDATED_ON_MATCH = ("check_id", "severity", "cluster_id", "broker_id", "broker_state", "log_dir", "dir_name",
                     "topic_name", "topic_id", "partition", "bytes", "since", "message", "evidence", "remediation",
@@ -41,27 +43,23 @@ class MergeCounts:
     bytes_reclaimable: int
 
 
-def _sql_text(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def _sql_ts(value: datetime) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
-    return f"TIMESTAMP {_sql_text(value.astimezone(timezone.utc).strftime('%Y-%m-%d %H:%M:%S.%f') + '+00:00')}"
+    return f"TIMESTAMP {sql_text(value.astimezone(timezone.utc).strftime('%Y-%m-%d %H:%M:%S.%f') + '+00:00')}"
 
 
 def merge_findings(store, findings: DataFrame, cluster_id: Optional[str], run_id: str, capture_time: datetime) -> int:
     """MERGE this capture's findings into gold_findings; returns the table version."""
     ts = _sql_ts(capture_time)
-    same_cluster = "t.cluster_id IS NULL" if cluster_id is None else f"t.cluster_id = {_sql_text(cluster_id)}"
+    same_cluster = "t.cluster_id IS NULL" if cluster_id is None else f"t.cluster_id = {sql_text(cluster_id)}"
     matched = {c: f"s.{c}" for c in UPDATED_ON_MATCH}
     matched.update({"status": "'open'", "resolved_at": "CAST(NULL AS TIMESTAMP)"})
     return (store.merge("gold_findings", findings, run_id=run_id)
             .when_matched_update(set=matched, condition="s.last_seen >= t.last_seen")
             .when_not_matched_insert_all()
             .when_not_matched_by_source_update(
-                set={"status": "'resolved'", "resolved_at": ts, "run_id": _sql_text(run_id)},
+                set={"status": "'resolved'", "resolved_at": ts, "run_id": sql_text(run_id)},
                 condition=f"t.status = 'open' AND {same_cluster} AND t.last_seen <= {ts}")
             .execute())
 
@@ -92,11 +90,6 @@ def merge_counts(store, findings: DataFrame, cluster_id: Optional[str], capture_
                     .join(existing.filter(F.col("last_seen") <= F.lit(capture_time)).select("finding_id"), "finding_id")
                     .count())
     return MergeCounts(total, new, resolved, by_severity, dict(sorted(by_check.items())), reclaimable_bytes)
-
-
-def run_summary_row(spark, counts: MergeCounts, **kwargs) -> DataFrame:
-    """The gold_run_summary row of one run as a DataFrame (see :func:`run_summary_values`)."""
-    return run_summary_frame(spark, run_summary_values(counts, **kwargs))
 
 
 def run_summary_values(counts: MergeCounts, *, run_id: str, capture_id: str, cluster_id: Optional[str],
@@ -133,16 +126,15 @@ def run_summary_frame(spark, row: Mapping[str, object]) -> DataFrame:
     return spark.createDataFrame([tuple(row[f.name] for f in schema.fields)], schema)
 
 
-def write_gold(store, result, *, capture_id: str, run_id: str, capture_time: datetime,
-               bronze: Mapping[str, DataFrame], started_at: Optional[datetime] = None,
-               stage_seconds: Optional[Mapping[str, float]] = None) -> MergeCounts:
-    """MERGE the findings and write the run summary (replacing this run's row if re-run)."""
+def write_findings(store, result, *, capture_id: str, run_id: str, capture_time: datetime) -> MergeCounts:
+    """The one writer of gold_findings: MERGE this capture's findings and return the run's counts. "new" is
+    read back from the table after the MERGE, so a re-run after a crash reports the same count."""
+    import dataclasses
+
     if capture_time.tzinfo is None:
         capture_time = capture_time.replace(tzinfo=timezone.utc)
     counts = merge_counts(store, result.findings, result.cluster_id, capture_time, result.catalogue.reclaimable())
     merge_findings(store, result.findings, result.cluster_id, run_id, capture_time)
-    summary = run_summary_row(store.spark, counts, run_id=run_id, capture_id=capture_id, cluster_id=result.cluster_id,
-                              capture_time=capture_time, started_at=started_at or datetime.now(timezone.utc),
-                              bronze=bronze, stage_seconds=stage_seconds or {})
-    store.replace_slice("gold_run_summary", summary, slice={"run_id": run_id}, run_id=run_id)
-    return counts
+    new = store.read("gold_findings").where((F.col("first_seen_capture") == capture_id)
+                                            & (F.col("status") == "open")).count()
+    return dataclasses.replace(counts, new_findings=new)

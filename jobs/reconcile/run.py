@@ -4,7 +4,7 @@ Pure DataFrame transforms (no table I/O) so tests and notebooks can call it on a
 
     result = run_reconcile(spark, cfg, bronze, capture_id="c-1", run_id="r-1", capture_time=when)
     result.findings.show()
-    write_gold(store, result, ...)   # jobs.reconcile.gold
+    write_findings(store, result, capture_id="c-1", run_id="r-1", capture_time=when)   # jobs.reconcile.gold
 
 .. versionadded:: 0.1
 """

@@ -5,7 +5,6 @@ Spark)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -31,12 +30,13 @@ def _nightly(capture, out, tables, *extra):
     return code, json.loads((out / "summary.json").read_text())
 
 
-def _subprocess(capture, tmp_path, env=None):
+def _subprocess(capture, tmp_path, fail_at=None):
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "jobs.cli", "nightly", "--capture", str(capture), "--out", str(out),
+    entry = ["-m", "tests.fault_injection", "--fail-at", fail_at, "--"] if fail_at else ["-m", "jobs.cli"]
+    proc = subprocess.run([sys.executable, *entry, "nightly", "--capture", str(capture), "--out", str(out),
                            "--set", f"storage.root={tmp_path / 'tables'}", "--set", "run.progress_seconds=1",
                            "--skip-quality"], capture_output=True, text=True, timeout=600,
-                          cwd=Path(__file__).resolve().parents[2], env={**os.environ, **(env or {})})
+                          cwd=Path(__file__).resolve().parents[2])
     return proc.returncode, proc.stderr, json.loads((out / "summary.json").read_text())
 
 
@@ -80,8 +80,7 @@ def test_registered_broker_not_captured_is_incomplete_with_a_full_report(capture
 
 
 def test_a_failure_mid_pipeline_leaves_an_error_summary_naming_the_stage(captures, tmp_path):
-    code, err, summary = _subprocess(captures / "missing-replica", tmp_path,
-                                     env={"KAFKA_RECON_TEST_FAIL_AT": "before_findings_merge"})
+    code, err, summary = _subprocess(captures / "missing-replica", tmp_path, fail_at="before_findings_merge")
     assert code == nightly.EXIT_ERROR == summary["exit_code"] and summary["status"] == "error"
     assert summary["stage"] == "reconcile" and summary["error"] == {
         "kind": "RuntimeError", "message": "RuntimeError: injected failure at before_findings_merge"}

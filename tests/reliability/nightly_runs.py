@@ -36,8 +36,10 @@ def simulate(out: Path, scenario: str = "stray-dirs") -> Path:
     return out
 
 
-def nightly_command(capture: Path, root: Path, out: Path, run_id: str) -> List[str]:
-    return [sys.executable, "-m", "jobs.nightly", "--capture", str(capture), "--out", str(out),
+def nightly_command(capture: Path, root: Path, out: Path, run_id: str, kill_at: Optional[str] = None) -> List[str]:
+    """The nightly entry point, or the same command line under tests.fault_injection killing it at ``kill_at``."""
+    entry = ["-m", "tests.fault_injection", "--kill-at", kill_at, "--", "nightly"] if kill_at else ["-m", "jobs.nightly"]
+    return [sys.executable, *entry, "--capture", str(capture), "--out", str(out),
             "--capture-time", CAPTURE_TIME, "--run-id", run_id, "--fail-on", "never", "--skip-quality",
             "--set", f"storage.root={root}", "--set", "storage.backend=embedded",
             "--set", "spark.master=local[2]", "--set", "spark.shuffle_partitions=2",
@@ -48,12 +50,9 @@ def start(capture: Path, root: Path, out: Path, run_id: str, log: Path,
           kill_at: Optional[str] = None) -> subprocess.Popen:
     """Start one nightly run in its own process group; stdout and stderr go to ``log``."""
     env = dict(os.environ, TZ="UTC", PYSPARK_PYTHON=sys.executable)
-    env.pop("KAFKA_RECON_TEST_KILL_AT", None)
-    if kill_at:
-        env["KAFKA_RECON_TEST_KILL_AT"] = kill_at
     handle = open(log, "ab")
     try:
-        proc = subprocess.Popen(nightly_command(capture, root, out, run_id), cwd=ROOT, env=env, stdout=handle,
+        proc = subprocess.Popen(nightly_command(capture, root, out, run_id, kill_at), cwd=ROOT, env=env, stdout=handle,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         handle.close()

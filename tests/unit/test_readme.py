@@ -48,3 +48,14 @@ def test_links_into_the_repository_resolve():
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README):
         if "://" not in target:
             assert (ROOT / target).exists(), target
+
+
+def test_ci_runs_both_test_tiers_the_readme_names():
+    """`make test` is the loop (slow tests deselected), `make test-slow` the rest, and CI runs both: a test
+    marked slow can never silently drop out of every run."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    assert "make test-all" in ci and "make test-all" in README
+    recipes = {m.group(1): m.group(2) for m in re.finditer(r"^([\w-]+):[^\n]*\n((?:\t[^\n]*\n)*)", makefile, re.M)}
+    assert re.search(r"^test-all: test test-slow$", makefile, re.M)
+    assert '-m "not slow"' in recipes["test"] and "-m slow" in recipes["test-slow"]
