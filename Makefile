@@ -33,7 +33,7 @@ demo: $(STAMP) java
 	$(VENV)/bin/kafka-recon demo --out demo-out
 
 # Two tiers: `make test` (the loop, <= 10 min) skips tests marked slow (the scenario matrix, crash safety,
-# concurrency, local-cluster, run outcomes); `make test-slow` runs only those; `make test-all` (CI) runs both.
+# concurrency, local-cluster, whole-job re-runs); `make test-slow` runs only those; `make test-all` (CI) runs both.
 PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --durations=15
 
 test: $(STAMP) java chromium

@@ -15,6 +15,8 @@ import pytest
 
 from jobs import nightly
 
+pytestmark = pytest.mark.slow  # several whole nightly runs (re-runs, day 2): `make test-slow`
+
 GROUND_TRUTH = {  # what Kafka itself says about this cluster (fixtures README + expected.json)
     ("STALE_TOPIC_ID", "103", "clicks-0"),
     ("MISSING_PARTITION_METADATA", "102", "clicks-0"),

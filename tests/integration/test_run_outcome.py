@@ -15,6 +15,8 @@ import pytest
 from jobs import nightly
 from jobs.simulate.command import main as simulate
 
+pytestmark = pytest.mark.slow  # whole nightly runs, two as subprocesses: `make test-slow`
+
 
 @pytest.fixture(scope="module")
 def captures(tmp_path_factory):
