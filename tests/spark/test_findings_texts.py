@@ -25,7 +25,6 @@ def test_a_template_with_quotes_backslashes_and_placeholders_renders_exactly(spa
 
 
 def test_every_checks_message_and_remediation_render(spark):
-    from pyspark.sql import functions as F
 
     catalogue = load_catalogue(load_config(env={}))
     rows = [(check_id, 1, "d", "t-0", "t", "AAAAAAAAAAAAAAAAAAAAAQ", 0, 10, None, "c", {}) for check_id in catalogue.checks]
