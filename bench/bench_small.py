@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 from typing import Dict, List
 
@@ -43,9 +45,6 @@ def _nightly(capture: str, label: str, timeout: float) -> dict:
 
 
 def run(timeout: float = 1800) -> Dict[str, dict]:
-    import shutil
-    import subprocess
-
     shutil.rmtree(os.path.join(CACHE, "small"), ignore_errors=True)
     sim = os.path.join(CACHE, "small", "sim-3-brokers")
     subprocess.run([sys.executable, "-m", "jobs.cli", "simulate", "--scenario", "healthy", "--out", sim],

@@ -56,7 +56,10 @@ def inject(mode: str, point: str) -> None:
         raise SystemExit(f"unknown point {point!r}; known: {', '.join(points)}")
     module, name, after = points[point]
     act = functools.partial(_act, mode, point)
-    _wrap(module, name, after=act) if after else _wrap(module, name, before=act)
+    if after:
+        _wrap(module, name, after=act)
+    else:
+        _wrap(module, name, before=act)
 
 
 def main(argv=None) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Dict, Mapping, Optional, Sequence
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -64,10 +64,10 @@ def merge_findings(store, findings: DataFrame, cluster_id: Optional[str], run_id
             .execute())
 
 
-def merge_counts(store, findings: DataFrame, cluster_id: Optional[str], capture_time: datetime,
-                 reclaimable: Sequence[str]) -> MergeCounts:
-    """New / resolved counts as the MERGE will apply them (computed from the table before the MERGE);
-    ``reclaimable`` is the catalogue's :meth:`~jobs.reconcile.catalogue.Catalogue.reclaimable`."""
+def _counts_before_merge(store, findings: DataFrame, cluster_id: Optional[str], capture_time: datetime,
+                        reclaimable: Sequence[str]) -> Tuple[Dict[str, int], Dict[str, int], int, int]:
+    """Per check, per severity, reclaimable bytes (``reclaimable``: the catalogue's reclaimable checks) and
+    how many open findings the MERGE will resolve (read from the table before it)."""
     f = findings.select("finding_id", "check_id", "severity", "bytes")
     per = f.groupBy("check_id", "severity").agg(F.count("*").alias("n"), F.sum("bytes").alias("bytes")).collect()
     by_check: Dict[str, int] = {}
@@ -78,18 +78,15 @@ def merge_counts(store, findings: DataFrame, cluster_id: Optional[str], capture_
         by_severity[r["severity"]] = by_severity.get(r["severity"], 0) + r["n"]
         if r["check_id"] in reclaimable:
             reclaimable_bytes += int(r["bytes"] or 0)
-    total = sum(by_check.values())
-    new, resolved = total, 0
+    resolved = 0
     if store.exists("gold_findings"):
         existing = store.read("gold_findings")
         cluster = F.col("cluster_id").isNull() if cluster_id is None else (F.col("cluster_id") == F.lit(cluster_id))
         open_before = existing.filter((F.col("status") == "open") & cluster).select("finding_id")
-        known_open = existing.filter(F.col("status") == "open").select("finding_id")
-        new = f.join(known_open, "finding_id", "left_anti").count()
         resolved = (open_before.join(f, "finding_id", "left_anti")
                     .join(existing.filter(F.col("last_seen") <= F.lit(capture_time)).select("finding_id"), "finding_id")
                     .count())
-    return MergeCounts(total, new, resolved, by_severity, dict(sorted(by_check.items())), reclaimable_bytes)
+    return dict(sorted(by_check.items())), by_severity, reclaimable_bytes, resolved
 
 
 def run_summary_values(counts: MergeCounts, *, run_id: str, capture_id: str, cluster_id: Optional[str],
@@ -129,12 +126,11 @@ def run_summary_frame(spark, row: Mapping[str, object]) -> DataFrame:
 def write_findings(store, result, *, capture_id: str, run_id: str, capture_time: datetime) -> MergeCounts:
     """The one writer of gold_findings: MERGE this capture's findings and return the run's counts. "new" is
     read back from the table after the MERGE, so a re-run after a crash reports the same count."""
-    import dataclasses
-
     if capture_time.tzinfo is None:
         capture_time = capture_time.replace(tzinfo=timezone.utc)
-    counts = merge_counts(store, result.findings, result.cluster_id, capture_time, result.catalogue.reclaimable())
+    by_check, by_severity, reclaimable_bytes, resolved = _counts_before_merge(
+        store, result.findings, result.cluster_id, capture_time, result.catalogue.reclaimable())
     merge_findings(store, result.findings, result.cluster_id, run_id, capture_time)
     new = store.read("gold_findings").where((F.col("first_seen_capture") == capture_id)
                                             & (F.col("status") == "open")).count()
-    return dataclasses.replace(counts, new_findings=new)
+    return MergeCounts(sum(by_check.values()), new, resolved, by_severity, by_check, reclaimable_bytes)
