@@ -22,6 +22,11 @@ CHECK_IDS: Tuple[str, ...] = (
     "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE",
     "PARTITION_COUNT_CHANGED",
     "METADATA_LOG_DIVERGENCE", "METADATA_LOG_GAP",
+    # restart_hazards
+    # transactions
+    # leader_epochs
+    # meta_properties
+    # reassignments
 )
 
 # One replica dir gets one finding: the lowest rank wins (docs/CONTRACTS.md "Precedence").
@@ -42,7 +47,8 @@ REPLICA_PRECEDENCE: Tuple[str, ...] = (
     "FUTURE_MOVE_STUCK",
 )
 
-FAMILIES = ("stale_replicas", "log_dirs", "producer_ids", "deletes", "kip253", "metadata_log")
+FAMILIES = ("stale_replicas", "log_dirs", "producer_ids", "deletes", "kip253", "metadata_log",
+            "restart_hazards", "transactions", "leader_epochs", "meta_properties", "reassignments")
 
 
 class CatalogueError(ValueError):

@@ -16,6 +16,11 @@ FAMILY_TITLES = {
     "deletes": "Deletes",
     "kip253": "KIP-253",
     "metadata_log": "Metadata log",
+    "restart_hazards": "Restart hazards (offsets the broker acts on at its next start)",
+    "transactions": "Transactions",
+    "leader_epochs": "Leader-epoch history",
+    "meta_properties": "meta.properties across the capture",
+    "reassignments": "Reassignments",
 }
 
 INTRO = """\
@@ -81,6 +86,8 @@ def render(catalogue: Catalogue) -> str:
     out = [INTRO.format(precedence=", ".join(f"`{c}`" for c in REPLICA_PRECEDENCE), delay=t.file_delete_delay_ms,
                         grace=t.delete_grace_ms, stuck=t.zk_delete_stuck_after_ms)]
     for family in FAMILIES:
+        if not any(catalogue[c].family == family for c in CHECK_IDS):
+            continue
         out.append(f"## {FAMILY_TITLES[family]}\n")
         for check_id in CHECK_IDS:
             spec = catalogue[check_id]
