@@ -36,7 +36,9 @@ Which bytes are embedded
   snapshots ``<20 digits>.snapshot``.
 * With ``--include-metadata-log``, in ``__cluster_metadata-0`` only: segments ``<20 digits>.log`` and snapshots
   ``<20 digits>-<10 digits>.checkpoint``, under their own cap.
-Everything else (data segments, indexes, ``.lock`` ...) is listed only.
+Everything else (data segments, indexes, ``.lock`` ...) is listed only. Data segments that decide what the broker
+does at its next start get a *segment summary* instead of their bytes (below): the newest segment of every
+partition dir, and every segment from the one holding the newest producer-state snapshot's offset on.
 
 The pack format, version 1 (public; bump ``version`` only for incompatible changes)
 -----------------------------------------------------------------------------------
@@ -62,9 +64,17 @@ every other JSON-lines reader then decompress it transparently). The lines, in o
    ``content_b64`` (standard base64 of the bytes, or of their first part) and ``content_parts`` (default 1).
    When ``content_parts`` = N > 1, the entry line is followed by N-1 lines ``{"rec":"part","content_b64":...}``
    carrying the rest in order (the writer cuts at 1 MiB, so no line is longer than ~1.4 MiB whatever the file
-   size, which lets a reader bound its line length). Order: post-order per directory: a directory's children
+   size, which lets a reader bound its line length). A data segment may carry ``segment`` (a segment summary,
+   read from its 61-byte batch headers only, never its records): ``next_offset`` (the offset after the last
+   batch, as Kafka's ``LogSegment.readNextOffset`` sees the data; null when not reached), ``batches``,
+   ``valid_bytes`` (where the scan stopped), ``end`` (``eof``, ``zeros`` = a pre-allocated zero tail,
+   ``corrupt`` = a batch that cannot be framed, ``cap`` = stopped at ``segment_scan_bytes``, ``unreadable``),
+   ``markers`` (``[producer id, producer epoch, offset]`` of the last transaction marker (control batch) of each
+   producer, at most ``MAX_SUMMARY_MARKERS``) and ``index_last`` (``[relative offset, position]`` of the last
+   entry of the segment's ``.index``, or null). Order: post-order per directory: a directory's children
    come before the directory's own entry, the log dir's entry (path ``""``) comes last for that log dir; the
-   order among siblings is the filesystem's.
+   log dir's files (checkpoints) come before its directories; otherwise the order among siblings is the
+   filesystem's.
    Flags: ``over_cap`` (embeddable but larger than the cap: not embedded), ``vanished`` (gone between listing
    and stat/open/read), ``unreadable`` (stat/open/read/list failed, see ``error``), ``incomplete`` (listing of
    this directory broke off part way), ``changed_during_read`` (replaced, resized or changed type between
@@ -102,6 +112,7 @@ import os
 import re
 import socket
 import stat
+import struct
 import sys
 import time
 import zlib
@@ -127,7 +138,8 @@ FLAG_CHANGED = "changed_during_read"
 FLAG_NON_UTF8 = "non_utf8_name"
 
 # The keys of every entry dict, in order; the walker and the reader both yield exactly these.
-ENTRY_FIELDS = ("log_dir", "path", "kind", "size", "alloc", "mtime_ms", "mode", "target", "content", "flags", "error")
+ENTRY_FIELDS = ("log_dir", "path", "kind", "size", "alloc", "mtime_ms", "mode", "target", "content", "flags", "error",
+                "segment")
 
 METADATA_DIR = "__cluster_metadata-0"
 LOCK_FILE = ".lock"
@@ -138,12 +150,17 @@ DEFAULT_MAX_FILE_BYTES = 1 << 20
 # cap must let both through (the file is held in memory once; lines stay short whatever its size).
 DEFAULT_MAX_METADATA_FILE_BYTES = 1 << 30
 DEFAULT_COMPRESS_LEVEL = 3
+# A segment summary reads 61 bytes per batch and seeks over the rest: a whole 1 GiB segment (Kafka's
+# log.segment.bytes default) of 16 KiB batches is ~65k small reads.
+DEFAULT_SEGMENT_SCAN_BYTES = 1 << 30
+MAX_SUMMARY_MARKERS = 100000
 
 _TOP_LEVEL_EMBED = frozenset({"meta.properties", ".kafka_cleanshutdown", "bootstrap.checkpoint"})
 _PARTITION_EMBED = frozenset({"partition.metadata", "leader-epoch-checkpoint", "quorum-state"})
 _PRODUCER_SNAPSHOT = re.compile(r"[0-9]{20}\.snapshot\Z")
 _METADATA_SEGMENT = re.compile(r"[0-9]{20}\.log\Z")
 _METADATA_SNAPSHOT = re.compile(r"[0-9]{20}-[0-9]{10}\.checkpoint\Z")
+_DATA_SEGMENT = _METADATA_SEGMENT
 
 _O_NOATIME = getattr(os, "O_NOATIME", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -162,9 +179,11 @@ class CollectOptions(NamedTuple):
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     include_metadata_log: bool = False
     max_metadata_file_bytes: int = DEFAULT_MAX_METADATA_FILE_BYTES
+    # how far into one data segment the summary's header scan reads (0: no segment summaries)
+    segment_scan_bytes: int = DEFAULT_SEGMENT_SCAN_BYTES
 
     def checked(self) -> "CollectOptions":
-        for name in ("max_file_bytes", "max_metadata_file_bytes"):
+        for name in ("max_file_bytes", "max_metadata_file_bytes", "segment_scan_bytes"):
             value = getattr(self, name)
             if type(value) is not int or value < 0:
                 raise ValueError("%s must be an int >= 0, got %r (%s)" % (name, value, type(value).__name__))
@@ -333,8 +352,37 @@ class LocalFileSystem:
         finally:
             os.close(fd)
 
+    def open_random(self, handle: int, name: str) -> "RandomReader":
+        """A regular file opened for reads at offsets (segment summaries)."""
+        fd = self._open(name, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY, handle)
+        return RandomReader(fd)
+
     def close(self, handle: int) -> None:
         os.close(handle)
+
+
+class RandomReader:
+    """``read_at(offset, n)`` over an open descriptor of a regular file; ``size`` from fstat at open."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotRegularFile("not a regular file when opened (%s)" % _kind_of_mode(st.st_mode))
+        except BaseException:
+            os.close(fd)
+            raise
+        self.size = st.st_size
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        if hasattr(os, "pread"):
+            return os.pread(self.fd, n, offset)
+        os.lseek(self.fd, offset, os.SEEK_SET)
+        return os.read(self.fd, n)
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 def _read_open_file(fd: int, name: str, cap: int) -> Tuple[Optional[bytes], Stat]:
@@ -384,6 +432,10 @@ class PathFileSystem(LocalFileSystem):
         finally:
             os.close(fd)
 
+    def open_random(self, handle: str, name: str) -> RandomReader:  # type: ignore[override]
+        path = os.path.join(handle, name)
+        return RandomReader(self._open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC | _O_BINARY, None))
+
     def close(self, handle: str) -> None:  # type: ignore[override]
         return None
 
@@ -399,6 +451,132 @@ def default_fs() -> LocalFileSystem:
     ):
         return LocalFileSystem()
     return PathFileSystem()
+
+
+# ------------------------------------------------------------------------------------------ segment summaries
+
+# Kafka's magic-2 batch header (DefaultRecordBatch): baseOffset, length, partitionLeaderEpoch, magic, crc,
+# attributes, lastOffsetDelta, baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, count.
+_BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
+_LOG_OVERHEAD = 12           # baseOffset + length: every magic's entry starts with them
+_V2_MIN_LENGTH = _BATCH_HEADER.size - _LOG_OVERHEAD
+_LEGACY_MIN_LENGTH = 14      # LegacyRecord.RECORD_OVERHEAD_V0
+_ATTR_TRANSACTIONAL, _ATTR_CONTROL = 0x10, 0x20
+_INDEX_ENTRY = struct.Struct(">ii")  # OffsetIndex entry: relative offset, physical position
+
+
+def last_index_entry(read_at: Any, size: int) -> Optional[Tuple[int, int]]:
+    """The last used entry of an offset index (``[relative offset, position]``), or None when it has none.
+
+    A running broker pre-allocates the active segment's index (10 MiB of zeros by default); used entries are a
+    prefix, and no used entry is ``(0, 0)`` (the first entry follows ``index.interval.bytes`` of data), so a
+    binary search over 8-byte slots finds the end in ~20 reads instead of reading the file.
+    """
+    slots = size // _INDEX_ENTRY.size
+    if slots <= 0:
+        return None
+
+    def slot(i: int) -> Tuple[int, int]:
+        data = read_at(i * _INDEX_ENTRY.size, _INDEX_ENTRY.size)
+        return _INDEX_ENTRY.unpack(data) if len(data) == _INDEX_ENTRY.size else (0, 0)
+
+    last = slot(slots - 1)
+    if last != (0, 0):
+        return last
+    lo, hi = 0, slots - 1  # invariant: slots >= hi are unused
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if slot(mid) != (0, 0):
+            lo = mid + 1
+        else:
+            hi = mid
+    return slot(lo - 1) if lo > 0 else None
+
+
+def summarize_segment(read_at: Any, size: int, scan_bytes: int = DEFAULT_SEGMENT_SCAN_BYTES) -> Dict[str, Any]:
+    """What a data segment says about the partition's end, from batch headers only (records never read).
+
+    ``next_offset`` is the offset after the last batch that frames; ``markers`` the last transaction marker
+    (control batch) per producer id. The scan stops at the end of the file, at a zero tail (a pre-allocated
+    segment), at a batch that cannot be framed (Kafka's recovery would truncate there), or after
+    ``scan_bytes``.
+    """
+    position, batches, next_offset, end = 0, 0, None, "eof"
+    markers: Dict[int, Tuple[int, int]] = {}
+    while position + _LOG_OVERHEAD <= size:
+        if position >= scan_bytes:
+            end = "cap"
+            break
+        head = read_at(position, _BATCH_HEADER.size)
+        if len(head) < _LOG_OVERHEAD:
+            end = "corrupt"
+            break
+        base_offset, length = struct.unpack_from(">qi", head)
+        if base_offset == 0 and length == 0:
+            end = "zeros"
+            break
+        magic = head[16] if len(head) > 16 else -1
+        minimum = _V2_MIN_LENGTH if magic >= 2 else _LEGACY_MIN_LENGTH
+        if length < minimum or position + _LOG_OVERHEAD + length > size or magic < 0 or magic > 2:
+            end = "corrupt"
+            break
+        if magic == 2:
+            if len(head) < _BATCH_HEADER.size:
+                end = "corrupt"
+                break
+            values = _BATCH_HEADER.unpack(head)
+            attributes, last_delta, producer_id, producer_epoch = values[5], values[6], values[9], values[10]
+            next_offset = base_offset + last_delta + 1
+            if attributes & _ATTR_CONTROL and attributes & _ATTR_TRANSACTIONAL and producer_id >= 0:
+                markers[producer_id] = (producer_epoch, base_offset)
+        else:
+            next_offset = base_offset + 1  # a legacy entry's offset is its last (inner) offset
+        batches += 1
+        position += _LOG_OVERHEAD + length
+    listed = sorted(markers.items())[-MAX_SUMMARY_MARKERS:]
+    return {"next_offset": next_offset, "batches": batches, "valid_bytes": position, "end": end,
+            "markers": [[pid, epoch, offset] for pid, (epoch, offset) in listed], "index_last": None, "error": None}
+
+
+def summary_targets(names: Iterable[str]) -> Tuple[int, ...]:
+    """Base offsets of the data segments worth a summary: the newest, and every one from the segment holding
+    the newest producer-state snapshot's offset on (transaction markers after that snapshot live there)."""
+    bases = sorted(int(n[:20]) for n in names if _DATA_SEGMENT.match(n))
+    if not bases:
+        return ()
+    snapshots = [int(n[:20]) for n in names if _PRODUCER_SNAPSHOT.match(n)]
+    first = bases[-1]
+    if snapshots:
+        newest = max(snapshots)
+        holding = [b for b in bases if b <= newest]
+        first = holding[-1] if holding else bases[0]
+    return tuple(b for b in bases if b >= first)
+
+
+def segment_summary(fs: Any, handle: Any, name: str, size: Optional[int], index_size: Optional[int],
+                    scan_bytes: int) -> Dict[str, Any]:
+    """``summarize_segment`` of one file through the filesystem adapter; trouble becomes ``end: unreadable``."""
+    opener = getattr(fs, "open_random", None)
+    if opener is None:
+        return {"next_offset": None, "batches": 0, "valid_bytes": 0, "end": "unreadable", "markers": [],
+                "index_last": None, "error": "the filesystem adapter cannot read at offsets"}
+    try:
+        reader = opener(handle, name)
+        try:
+            summary = summarize_segment(reader.read_at, reader.size, scan_bytes)
+        finally:
+            reader.close()
+        if index_size:
+            index = opener(handle, name[:-len(".log")] + ".index")
+            try:
+                found = last_index_entry(index.read_at, index.size)
+            finally:
+                index.close()
+            summary["index_last"] = list(found) if found is not None else None
+    except OSError as exc:
+        return {"next_offset": None, "batches": 0, "valid_bytes": 0, "end": "unreadable", "markers": [],
+                "index_last": None, "error": oserror_text(exc)}
+    return summary
 
 
 # ------------------------------------------------------------------------------------------------ walker
@@ -429,6 +607,7 @@ def _entry(
         "content": content,
         "flags": flags if flags is not None else [],
         "error": error,
+        "segment": None,
     }
 
 
@@ -462,9 +641,18 @@ class _Walker:
             except OSError as exc:
                 info, error = None, oserror_text(exc)
                 flags.append(_flag_of(exc))
+            # Two listings: the log dir's own files (checkpoints) first, then its directories. A running broker
+            # only moves checkpoint offsets and log ends forward, so a checkpoint read before the segments it
+            # describes is never ahead of them because of the walk itself (restart-hazard checks rely on it).
+            files_seen = set()
             try:
                 for st in fs.scan(root):
-                    yield from self._child(root, log_dir, st)
+                    if st.flag is not None or st.kind != KIND_DIR:
+                        files_seen.add(st.name)
+                        yield from self._child(root, log_dir, st)
+                for st in fs.scan(root):
+                    if st.name not in files_seen:  # a directory (or what replaced one since the first listing)
+                        yield from self._child(root, log_dir, st)
             except OSError as exc:
                 flags.append(FLAG_INCOMPLETE)
                 error = oserror_text(exc)
@@ -498,16 +686,35 @@ class _Walker:
             return
         try:
             try:
-                for sub in fs.scan(handle):
-                    sub_flags: List[str] = []
-                    sub_path = path + "/" + _display_name(sub.name, sub_flags)
-                    yield self._leaf(handle, log_dir, st.name, sub_path, sub, sub_flags)
+                children = list(fs.scan(handle))  # a replica dir holds a few files per segment
             except OSError as exc:
+                children = []
                 flags.append(FLAG_INCOMPLETE)
                 error = oserror_text(exc)
+            summarize = self._summaries_for(st.name, children)
+            for sub in children:
+                sub_flags: List[str] = []
+                sub_path = path + "/" + _display_name(sub.name, sub_flags)
+                entry = self._leaf(handle, log_dir, st.name, sub_path, sub, sub_flags)
+                if sub.name in summarize and entry["kind"] == KIND_FILE and not entry["flags"]:
+                    entry["segment"] = segment_summary(fs, handle, sub.name, sub.size, summarize[sub.name],
+                                                       self.options.segment_scan_bytes)
+                yield entry
         finally:
             fs.close(handle)
         yield _entry(log_dir, path, KIND_DIR, st.size, st.alloc, st.mtime_ms, st.mode, flags=flags, error=error)
+
+    def _summaries_for(self, dir_name: str, children: List[Stat]) -> Dict[str, Optional[int]]:
+        """Data segments of a replica dir that get a summary -> the size of their ``.index`` (None: none)."""
+        if dir_name == METADATA_DIR or self.options.segment_scan_bytes <= 0:
+            return {}
+        files = {c.name: c for c in children if c.kind == KIND_FILE and c.flag is None}
+        out: Dict[str, Optional[int]] = {}
+        for base in summary_targets(files):
+            name = "%020d.log" % base
+            index = files.get("%020d.index" % base)
+            out[name] = index.size if index is not None else None
+        return out
 
     def _leaf(
         self, handle: Any, log_dir: str, parent: Optional[str], path: str, st: Stat, flags: List[str]
@@ -801,6 +1008,8 @@ def entry_lines(entry: Dict[str, Any]) -> Iterator[str]:
         rec["flags"] = entry["flags"]
     if entry["error"] is not None:
         rec["error"] = entry["error"]
+    if entry.get("segment") is not None:
+        rec["segment"] = entry["segment"]
     content = entry["content"]
     if content is None:
         yield _ENCODER.encode(rec)
@@ -1514,9 +1723,15 @@ class PackReader:
         if error is not None and not isinstance(error, str):
             self._error("bad_entry", "error is not a string", shown)
             return None
+        segment = get("segment")
+        if segment is not None:
+            segment = checked_segment_summary(segment)
+            if segment is None or kind != KIND_FILE:
+                self._error("bad_entry", "segment is not a valid segment summary on a file", shown)
+                return None
         entry = {"log_dir": canonical, "path": path, "kind": kind, "size": size, "alloc": alloc,
                  "mtime_ms": mtime_ms, "mode": mode, "target": target, "content": None, "flags": flags,
-                 "error": error}
+                 "error": error, "segment": segment}
         text = obj.get("content_b64")
         if text is None:
             if "content_size" in obj or "content_parts" in obj:
@@ -1561,6 +1776,36 @@ class PackReader:
                         % (entries, parts, self.entries_seen, self.parts_seen))
 
 
+_SEGMENT_ENDS = frozenset({"eof", "zeros", "corrupt", "cap", "unreadable"})
+
+
+def _int64(value: Any) -> bool:
+    return type(value) is _INT and _INT64_MIN <= value <= _INT64_MAX
+
+
+def checked_segment_summary(value: Any) -> Optional[Dict[str, Any]]:
+    """A pack's ``segment`` value with exactly the known keys and types, or None (untrusted input)."""
+    if not isinstance(value, dict):
+        return None
+    get = value.get
+    next_offset, index_last, markers, error = get("next_offset"), get("index_last"), get("markers", []), get("error")
+    if not (
+        (next_offset is None or _int64(next_offset))
+        and _int64(get("batches", 0)) and get("batches", 0) >= 0
+        and _int64(get("valid_bytes", 0)) and get("valid_bytes", 0) >= 0
+        and get("end") in _SEGMENT_ENDS
+        and (index_last is None or (isinstance(index_last, list) and len(index_last) == 2
+                                    and all(type(v) is _INT and -(1 << 31) <= v < (1 << 31) for v in index_last)))
+        and isinstance(markers, list) and len(markers) <= MAX_SUMMARY_MARKERS
+        and all(isinstance(m, list) and len(m) == 3 and all(_int64(v) for v in m) for m in markers)
+        and (error is None or (isinstance(error, str) and len(error) <= 1000))
+    ):
+        return None
+    return {"next_offset": next_offset, "batches": get("batches", 0), "valid_bytes": get("valid_bytes", 0),
+            "end": get("end"), "markers": [list(m) for m in markers],
+            "index_last": list(index_last) if index_last is not None else None, "error": error}
+
+
 def read_pack(source: Any, **limits: int) -> PackReader:
     """Open a pack for reading: ``PackReader(source, **limits)`` (see there). Never raises for bad input."""
     return PackReader(source, **limits)
@@ -1601,6 +1846,9 @@ def build_parser(prog: Optional[str] = None) -> argparse.ArgumentParser:
                         help="cap for an embedded file (default 1M); bigger files are listed with over_cap")
     parser.add_argument("--max-metadata-file-bytes", type=_parse_size, default=DEFAULT_MAX_METADATA_FILE_BYTES,
                         metavar="N", help="cap for an embedded metadata segment/snapshot (default 1G)")
+    parser.add_argument("--segment-scan-bytes", type=_parse_size, default=DEFAULT_SEGMENT_SCAN_BYTES, metavar="N",
+                        help="how far into a data segment the end-of-log summary reads batch headers (default 1G; "
+                        "0: no summaries)")
     parser.add_argument("--capture-time", metavar="ISO", help="capture time to record (default: now, UTC)")
     parser.add_argument("--compress-level", type=int, default=DEFAULT_COMPRESS_LEVEL, metavar="0-9",
                         help="gzip level (default %d)" % DEFAULT_COMPRESS_LEVEL)
@@ -1619,7 +1867,8 @@ def main(argv: Optional[List[str]] = None, prog: Optional[str] = None) -> int:
     started = time.monotonic()
     try:
         capture = parse_capture_time(args.capture_time) if args.capture_time else None
-        options = CollectOptions(args.max_file_bytes, args.include_metadata_log, args.max_metadata_file_bytes)
+        options = CollectOptions(args.max_file_bytes, args.include_metadata_log, args.max_metadata_file_bytes,
+                                 args.segment_scan_bytes)
         written, trailer = collect(args.log_dirs, args.out, options, capture, args.compress_level)
     except (UsageError, ValueError) as exc:
         sys.stderr.write("%s: error: %s\n" % (name, exc))

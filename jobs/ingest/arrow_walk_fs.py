@@ -94,3 +94,27 @@ class ArrowWalkFs:
 
     def close(self, handle: str) -> None:
         return None
+
+    def open_random(self, handle: str, name: str) -> "ArrowRandomReader":
+        path = join(handle, name)
+        try:
+            return ArrowRandomReader(self.fs.open_input_file(path))
+        except Exception as exc:
+            raise _os_error(exc, path) from None
+
+
+class ArrowRandomReader:
+    """``read_at``/``size``/``close`` (the collector's random-read protocol) over a pyarrow RandomAccessFile."""
+
+    def __init__(self, handle) -> None:
+        self.handle = handle
+        self.size = handle.size()
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        try:
+            return self.handle.read_at(n, offset)
+        except Exception as exc:
+            raise _os_error(exc, "") from None
+
+    def close(self) -> None:
+        self.handle.close()

@@ -26,6 +26,7 @@ from .tagged_rows import RowSink
 
 METADATA_DIR = log_dir_names.METADATA_DIR
 FILES = "bronze_ingest_files"
+CHECKPOINTS = "bronze_offset_checkpoints"
 
 # Names and small files repeat across replica dirs (00000000000000000000.log, "version: 0\ntopic_id: <one id
 # per topic>", "0\n1\n0 0\n"): their readings are cached. Only outcomes that do not depend on the path are
@@ -57,6 +58,28 @@ CHILD_FILE_KINDS = {
     "metadata_snapshot": "metadata_snapshot", "leader_epoch_checkpoint": "checkpoint",
     "partition_metadata": "partition_metadata", "quorum_state": "quorum_state", "other": "other",
 }
+
+
+def segment_end_columns(summaries: Dict[int, tuple], newest: Optional[int]) -> Dict[str, Any]:
+    """bronze_dir_entries' end-of-log columns from the collector's segment summaries (see udfs.collector).
+
+    The log end offset is what Kafka's ``LogSegment.readNextOffset`` finds in the newest segment: the offset
+    after its last batch, or its base offset when it holds none. Unknown (null) when the newest segment was not
+    summarized or its scan stopped early.
+    """
+    if newest is None or newest not in summaries:
+        return {"log_end_offset": None, "tail_scanned": False if summaries or newest is not None else None,
+                "newest_segment_bytes": None, "index_last_position": None}
+    summary, size, _ = summaries[newest]
+    whole = all(s.get("end") in ("eof", "zeros", "corrupt") for s, _, _ in summaries.values())
+    end_known = summary.get("end") in ("eof", "zeros", "corrupt")
+    next_offset = summary.get("next_offset")
+    index_last = summary.get("index_last")
+    return {
+        "log_end_offset": (next_offset if next_offset is not None else newest) if end_known else None,
+        "tail_scanned": whole, "newest_segment_bytes": size,
+        "index_last_position": index_last[1] if index_last else None,
+    }
 
 
 @dataclass
@@ -120,6 +143,7 @@ class _OpenDir:
     pm: Any = None
     producer_rows: List[dict] = field(default_factory=list)
     classified: Any = None  # log_dir_names.EntryName of this dir, read once
+    summaries: Dict[int, tuple] = field(default_factory=dict)  # segment base -> (summary, .log size, path)
 
     def add_mtime(self, mtime_ms: Optional[int]) -> None:
         if mtime_ms is not None and (self.newest_mtime_ms is None or mtime_ms > self.newest_mtime_ms):
@@ -253,6 +277,11 @@ class LogDirDecoder:
                 result = properties_files.parse_offset_checkpoint(bytes(data), self._kafka_path(entry["path"]))
                 if result.error is not None:
                     outcome.fail(result.error)
+                for item in result.entries:
+                    self.sink.add(CHECKPOINTS, {"log_dir": self.log_dir, "checkpoint": name, "topic": item.topic,
+                                                "partition": item.partition, "offset": item.offset,
+                                                "source_file": self._path(entry["path"])})
+                    outcome.rows += 1
         else:
             kind = "other"
         self._file_row(entry, kind, outcome)
@@ -280,6 +309,8 @@ class LogDirDecoder:
                     current.log_start_offset = pf.offset
                 if current.newest_segment_offset is None or pf.offset > current.newest_segment_offset:
                     current.newest_segment_offset = pf.offset
+                if entry.get("segment") is not None:
+                    current.summaries[pf.offset] = (entry["segment"], entry.get("size") or 0, entry["path"])
                 if in_metadata_dir:
                     self._metadata_file(entry, outcome, "log", f"{self.log_dir}/{METADATA_DIR}", None)
                 elif self.options.read_data_segment_headers and self.open_file is not None:
@@ -346,7 +377,9 @@ class LogDirDecoder:
             "newest_mtime": millis_to_datetime(current.newest_mtime_ms),
             "log_start_offset": current.log_start_offset, "newest_segment_offset": current.newest_segment_offset,
             "pm_status": pm_status, "pm_message": pm_message, "pm_version": pm_version, "topic_id": topic_id,
+            **segment_end_columns(current.summaries, current.newest_segment_offset),
         })
+        self._marker_rows(current, name)
         for row in current.producer_rows:
             row["topic_id"] = topic_id
             self.sink.add("bronze_producer_states", row)
@@ -430,6 +463,22 @@ class LogDirDecoder:
                 "timestamp": millis_to_datetime(p["ts"]),
             })
             outcome.rows += 1
+
+    def _marker_rows(self, current: _OpenDir, parent: str) -> None:
+        """The last transaction marker of each producer in the summarized segments (ends an open transaction)."""
+        classified = self._classified(current)
+        last: Dict[int, tuple] = {}
+        for base in sorted(current.summaries):
+            summary, _, path = current.summaries[base]
+            for producer_id, epoch, offset in summary.get("markers") or ():
+                last[producer_id] = (epoch, offset, path)
+        for producer_id in sorted(last):
+            epoch, offset, path = last[producer_id]
+            current.producer_rows.append({
+                "log_dir": self.log_dir, "entry_name": parent, "topic": classified.topic,
+                "partition": classified.partition, "source_file": self._path(path), "source_kind": "txn_marker",
+                "snapshot_offset": None, "producer_id": producer_id, "producer_epoch": epoch, "last_offset": offset,
+            })
 
     # ------------------------------------------------------------------ end of the log dir
     def finish(self, root: Optional[Dict[str, Any]] = None) -> None:

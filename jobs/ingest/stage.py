@@ -250,6 +250,7 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
         bronze.METADATA_COPIES.name: _conform(copies, bronze.METADATA_COPIES, c, r),
         bronze.PRODUCER_STATES.name: _conform(with_identity(part(bronze.PRODUCER_STATES.name), ["broker_id"]),
                                               bronze.PRODUCER_STATES, c, r),
+        bronze.OFFSET_CHECKPOINTS.name: _conform(part(bronze.OFFSET_CHECKPOINTS.name), bronze.OFFSET_CHECKPOINTS, c, r),
         bronze.ZK_EVENTS.name: _conform(part(bronze.ZK_EVENTS.name), bronze.ZK_EVENTS, c, r),
         bronze.REPORTED_REPLICAS.name: _conform(part(bronze.REPORTED_REPLICAS.name), bronze.REPORTED_REPLICAS, c, r),
     }

@@ -222,6 +222,7 @@ def _bronze_and_silver_rules() -> Dict[str, List[Rule]]:
         ],
         "bronze_reported_replicas": [],
         "bronze_producer_states": [],
+        "bronze_offset_checkpoints": [],
         "silver_brokers": [
             _unique(("capture_id", "broker_id"), "one row per broker"),
             _in_set("state", ("active", "fenced", "controlled_shutdown", "unregistered", "controller", "absent"),

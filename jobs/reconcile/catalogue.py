@@ -22,8 +22,9 @@ CHECK_IDS: Tuple[str, ...] = (
     "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE",
     "PARTITION_COUNT_CHANGED",
     "METADATA_LOG_DIVERGENCE", "METADATA_LOG_GAP",
-    # restart_hazards
-    # transactions
+    "LOG_START_BEYOND_LOG_END", "RECOVERY_POINT_BEYOND_LOG_END", "SEGMENT_SHORTER_THAN_INDEX",
+    "CHECKPOINT_WITHOUT_DIR",  # restart_hazards
+    "HANGING_TRANSACTION",  # transactions
     # leader_epochs
     # meta_properties
     # reassignments
@@ -77,6 +78,7 @@ class Thresholds:
     kip253_report_partition_changes: bool
     evidence_max_items: int
     future_move_stuck_ms: int = 86_400_000
+    transaction_max_timeout_ms: int = 900_000
 
     @property
     def delete_limit_ms(self) -> int:
@@ -141,10 +143,12 @@ def load_catalogue(cfg: Mapping) -> Catalogue:
             kip253_report_partition_changes=bool(rec.get("kip253_report_partition_changes", True)),
             evidence_max_items=int(rec.get("evidence_max_items", 20)),
             future_move_stuck_ms=int(rec.get("future_move_stuck_ms", 86_400_000)),
+            transaction_max_timeout_ms=int(rec.get("transaction_max_timeout_ms", 900_000)),
         )
     except (TypeError, ValueError) as exc:
         raise CatalogueError(f"conf/checks.yaml reconcile thresholds: {exc}") from None
-    for name in ("file_delete_delay_ms", "delete_grace_ms", "zk_delete_stuck_after_ms", "future_move_stuck_ms"):
+    for name in ("file_delete_delay_ms", "delete_grace_ms", "zk_delete_stuck_after_ms", "future_move_stuck_ms",
+                 "transaction_max_timeout_ms"):
         if getattr(thresholds, name) < 0:
             raise CatalogueError(f"reconcile.{name} must be >= 0, got {getattr(thresholds, name)}")
     if thresholds.producer_id_block_size <= 0:

@@ -258,7 +258,8 @@ def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataF
          .select("broker_id", "log_dir", basename(F.col("log_dir")).alias("log_dir_name"), "directory_id",
                  F.col("entry_name").alias("dir_name"), "entry_kind", F.col("topic").alias("topic_from_name"),
                  "partition", "topic_id", "pm_status", "pm_message", "bytes", "segment_count", "newest_mtime",
-                 "log_start_offset", "newest_segment_offset"))
+                 "log_start_offset", "newest_segment_offset", "log_end_offset", "tail_scanned",
+                 "newest_segment_bytes", "index_last_position"))
     inc = view.incarnations
     by_id = (inc.filter(F.col("topic_id").isNotNull()).groupBy("topic_id").agg(
         F.first("topic_name", ignorenulls=True).alias("inc_name"), F.max("is_live").alias("_live"),
@@ -346,7 +347,8 @@ def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataF
     r = r.withColumn("reason", reason)
     cols = ["broker_id", "broker_state", "log_dir", "log_dir_name", "directory_id", "dir_name", "entry_kind",
             "topic_from_name", "partition", "topic_id", "pm_status", "pm_message", "bytes", "segment_count",
-            "newest_mtime", "log_start_offset", "newest_segment_offset", "topic_name", "id_state", "deleted_time",
+            "newest_mtime", "log_start_offset", "newest_segment_offset", "log_end_offset", "tail_scanned",
+            "newest_segment_bytes", "index_last_position", "topic_name", "id_state", "deleted_time",
             "live_topic_id", F.coalesce("name_delete_evidence", F.lit(False)).alias("name_delete_evidence"),
             "assigned", "in_isr", "assigned_directory_id", "partition_count", "classification", "reason",
             F.col("_replicas").alias("replicas")]
@@ -357,7 +359,9 @@ def silver_producer_ids(view: ControllerView, producer_states: DataFrame, blocks
                         block_size: int = 1000) -> DataFrame:
     """Producer ids on brokers with the allocation holding each: an equi-join on block-sized buckets (each
     allocation exploded to the buckets it touches), not a range join."""
-    used = producer_states.filter(F.col("producer_id").isNotNull() & (F.col("producer_id") >= 0)).select(
+    # transaction markers name the same producers as their data batches; they end transactions, see checks_transactions
+    used = producer_states.filter(F.col("producer_id").isNotNull() & (F.col("producer_id") >= 0)
+                                  & (F.col("source_kind") != "txn_marker")).select(
         "producer_id", "producer_epoch", "broker_id", "log_dir", "entry_name", "topic", "topic_id", "partition",
         "source_kind", "source_file", F.col("timestamp").alias("last_timestamp"),
         F.floor(F.col("producer_id") / block_size).cast("long").alias("_bucket"))

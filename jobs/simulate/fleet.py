@@ -53,6 +53,10 @@ class Replica:
     producer_batches: List[ProducerBatch] = field(default_factory=list)
     leader_epoch: int = 0
     lag_ms: int = 0  # a lagging follower is this far behind the leader
+    # restart hazards written on purpose: checkpoint name -> offset relative to the log end (log-start /
+    # recovery-point entries of this dir), and a newest segment cut short of its index by this many bytes
+    checkpoint_offsets: Dict[str, int] = field(default_factory=dict)
+    cut_short_bytes: int = 0
 
     def is_current(self) -> bool:
         return self.kind == "partition"
@@ -86,6 +90,7 @@ class LogDir:
     holds_metadata_log: bool = False
     meta_written_ms: int = 0
     dead: bool = False  # the disk failed: Kafka cannot read it, its entries stay frozen; a 0-byte file in the capture
+    extra_checkpoint_entries: List[Tuple[str, str, int, int]] = field(default_factory=list)  # (file, topic, p, offset)
 
 
 @dataclass

@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
-from udfs import kafka_uuid
+from udfs import kafka_uuid, log_index
 from udfs.log_index import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 
 from . import codec, dump_log
@@ -35,6 +35,8 @@ SEGMENT_BYTES = 1 << 30  # log.segment.bytes
 INDEX_PREALLOC = preallocated_size(OFFSET_ENTRY.size)
 TIMEINDEX_PREALLOC = preallocated_size(TIME_ENTRY.size)
 LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
+RECOVERY_POINT = "recovery-point-offset-checkpoint"
+LOG_START = "log-start-offset-checkpoint"
 METADATA_DIR = "__cluster_metadata-0"
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
@@ -126,6 +128,15 @@ def _values(topic: str, partition: int, first_offset: int, count: int, ts: int) 
             for i in range(count)]
 
 
+def with_log_end(head: bytes, base: int, leo: int, topic: str, partition: int, ts: int, leader_epoch: int) -> bytes:
+    """The newest segment's bytes ending at ``leo``, as Kafka's readNextOffset reads a real segment: the sparse
+    size model writes a 3-record head only, so one more batch at ``leo - 1`` closes the gap (offset gaps are
+    normal after compaction) and the checkpoints' offsets agree with the data."""
+    if leo - 1 <= base + 2:
+        return head
+    return head + codec.data_batch(_values(topic, partition, leo - 1, 1, ts), leo - 1, leader_epoch)
+
+
 def scenario_replica_files(replica: Replica, capture_ms: int, leader_epoch: int) -> ReplicaFiles:
     """Segments sized from the replica's write rate and lifetime; producer batches are real batches."""
     size, log_start, leo = replica_size(replica, capture_ms)
@@ -168,7 +179,16 @@ def scenario_replica_files(replica: Replica, capture_ms: int, leader_epoch: int)
         rolled = replica.created_ms + (written - replica.created_ms) * (k + 1) // segment_count
         seg.timeindex = codec.time_index([(rolled, 0)])
         seg.mtime_ms = None if seg is last else rolled
-    last.active = replica.is_current()
+    if replica.cut_short_bytes:  # the .log lost its tail after Kafka indexed it
+        last.index = log_index.encode_offset_index([(max(1, leo - 1 - last.base), len(last.head) + replica.cut_short_bytes)])
+    if not replica.producer_batches:
+        last.head = with_log_end(last.head, last.base, leo, replica.topic, replica.partition, written, leader_epoch)
+        last.size = max(last.size, len(last.head))
+    if replica.cut_short_bytes:
+        last.size = len(last.head)
+        last.active = False
+    else:
+        last.active = replica.is_current()
     files = ReplicaFiles(None, segments, codec.leader_epoch_checkpoint([(0, 0)] + (
         [(leader_epoch, log_start + (leo - log_start) // 2)] if leader_epoch > 0 else [])), log_end=leo,
         log_start=log_start)
@@ -328,6 +348,9 @@ class CaptureWriter:
             if entry.kind in ("partition", "future"):
                 self.checkpoints.add((broker.broker_id, log_dir.name),
                                      (entry.topic, entry.partition, files.log_end, files.log_start))
+                for checkpoint, delta in entry.checkpoint_offsets.items():
+                    log_dir.extra_checkpoint_entries.append((checkpoint, entry.topic, entry.partition,
+                                                             files.log_end + delta))
 
     def _other_entry(self, fd: int, entry: OtherEntry) -> None:
         if entry.is_dir:
@@ -358,6 +381,7 @@ class CaptureWriter:
         for topic in bg.topics():
             pm = codec.partition_metadata_file(topic.topic_id)
             heads: Dict[int, bytes] = {}
+            tails: Dict[Tuple[int, int], bytes] = {}
             for p in range(topic.partitions):
                 replicas = bg.replicas(topic, p)
                 if not any(b in targets for b in replicas):
@@ -383,9 +407,14 @@ class CaptureWriter:
                         base = k * per_seg
                         if base not in heads:
                             heads[base] = codec.data_batch(_values(topic.name, 0, base, 3, created), base, 0)
-                        seg_size = max(len(heads[base]), min(SEGMENT_BYTES, size - k * SEGMENT_BYTES))
+                        head = heads[base]
+                        if k == seg_count - 1:
+                            if (base, leo) not in tails:
+                                tails[(base, leo)] = with_log_end(head, base, leo, topic.name, 0, created, 0)
+                            head = tails[(base, leo)]
+                        seg_size = max(len(head), min(SEGMENT_BYTES, size - k * SEGMENT_BYTES))
                         tidx = codec.time_index([(written if k == seg_count - 1 else created, 0)])
-                        segments.append(Segment(base, seg_size, heads[base], b"", tidx, active=k == seg_count - 1))
+                        segments.append(Segment(base, seg_size, head, b"", tidx, active=k == seg_count - 1))
                     files = ReplicaFiles(pm, segments, epoch_file, log_end=leo)
                     fd = self.log_dir_fds[(b, log_dir.name)]
                     write_replica(self.tree, fd, codec.partition_dir_name(topic.name, p), files, created, written,
@@ -409,13 +438,20 @@ class CaptureWriter:
             self.tree.write(fd, ".lock", b"", broker.registered_ms or log_dir.created_ms)
             return
         entries = sorted(self.checkpoints.take((broker.broker_id, log_dir.name)))
-        recovery = [(t, p, leo if not broker.running else max(start, leo - 17)) for t, p, leo, start in entries]
+        extra: Dict[str, Dict[Tuple[str, int], int]] = {}
+        for checkpoint, topic, partition, offset in log_dir.extra_checkpoint_entries:
+            extra.setdefault(checkpoint, {})[(topic, partition)] = offset
+        recovery = [(t, p, extra.get(RECOVERY_POINT, {}).get((t, p), leo if not broker.running else max(start, leo - 17)))
+                    for t, p, leo, start in entries]
+        recovery += [(t, p, o) for (t, p), o in sorted(extra.get(RECOVERY_POINT, {}).items())
+                     if (t, p) not in {(e[0], e[1]) for e in entries}]
         self.tree.write(fd, "recovery-point-offset-checkpoint", codec.offset_checkpoint(recovery), written)
         self.tree.write(fd, "replication-offset-checkpoint",
                         codec.offset_checkpoint([(t, p, leo) for t, p, leo, _ in entries]), written)
         # Only logs whose start offset passed their first segment's base are listed; our segments start at the
         # log start offset, and __cluster_metadata is not a LogManager log, so the file is empty ("0\n0\n").
-        self.tree.write(fd, "log-start-offset-checkpoint", codec.offset_checkpoint([]), written)
+        self.tree.write(fd, "log-start-offset-checkpoint", codec.offset_checkpoint(
+            [(t, p, o) for (t, p), o in sorted(extra.get(LOG_START, {}).items())]), written)
         if broker.mode in ("zk", "migration"):
             self.tree.write(fd, "cleaner-offset-checkpoint", b"", log_dir.created_ms)
         if broker.mode in ("kraft",):

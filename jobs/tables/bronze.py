@@ -82,6 +82,12 @@ DIR_ENTRIES = TableSpec(
         ("pm_message", "string", "what Kafka would log/throw"),
         ("pm_version", "int", "version read from partition.metadata"),
         ("topic_id", "string", "topic id from partition.metadata (base64), null when missing or bad"),
+        ("log_end_offset", "long", "offset after the newest segment's last batch (Kafka's readNextOffset), from "
+         "the collector's segment summary; null when not read"),
+        ("tail_scanned", "boolean", "every summarized segment (the newest, and those from the newest producer "
+         "snapshot on) was read to its end, so its transaction markers are all known"),
+        ("newest_segment_bytes", "long", "size of the newest .log segment"),
+        ("index_last_position", "long", "file position of the newest segment's last offset-index entry"),
     ),
 )
 
@@ -210,7 +216,8 @@ PRODUCER_STATES = TableSpec(
         ("partition", "int", ""),
         ("topic_id", "string", ""),
         ("source_file", "string", ""),
-        ("source_kind", "string", "producer_snapshot or batch_header"),
+        ("source_kind", "string", "producer_snapshot, batch_header, or txn_marker (the producer's last "
+         "transaction marker in the summarized segments; last_offset is the marker's offset)"),
         ("snapshot_offset", "long", "offset in the snapshot's name"),
         ("producer_id", "long", ""),
         ("producer_epoch", "int", ""),
@@ -219,6 +226,25 @@ PRODUCER_STATES = TableSpec(
         ("timestamp", "timestamp", "last write time for this producer"),
         ("coordinator_epoch", "int", ""),
         ("current_txn_first_offset", "long", ""),
+    ),
+)
+
+OFFSET_CHECKPOINTS = TableSpec(
+    name="bronze_offset_checkpoints",
+    layer="bronze",
+    description="Entries of each log dir's offset checkpoints (recovery-point, log-start, replication, cleaner): "
+    "the offsets the broker acts on at its next start. Keyed by topic name, as Kafka writes them.",
+    keys=("capture_id", "log_dir", "checkpoint", "topic", "partition"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("log_dir", "string", ""),
+        ("checkpoint", "string", "file name: recovery-point-offset-checkpoint, log-start-offset-checkpoint, "
+         "replication-offset-checkpoint or cleaner-offset-checkpoint"),
+        ("topic", "string", ""),
+        ("partition", "int", ""),
+        ("offset", "long", ""),
+        ("source_file", "string", ""),
     ),
 )
 
@@ -271,5 +297,5 @@ REPORTED_REPLICAS = TableSpec(
     ),
 )
 
-TABLES = (INGEST_FILES, LOG_DIRS, DIR_ENTRIES, METADATA_RECORDS, METADATA_BATCHES, METADATA_COPIES, PRODUCER_STATES, ZK_EVENTS,
+TABLES = (INGEST_FILES, LOG_DIRS, DIR_ENTRIES, METADATA_RECORDS, METADATA_BATCHES, METADATA_COPIES, PRODUCER_STATES, OFFSET_CHECKPOINTS, ZK_EVENTS,
           REPORTED_REPLICAS)

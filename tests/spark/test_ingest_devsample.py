@@ -227,3 +227,39 @@ def test_segments_cut_into_parts_give_the_same_bronze_rows(spark, ingested, devs
 
     for table in ("bronze_metadata_records", "bronze_ingest_files", "bronze_metadata_batches"):
         assert sorted(cut[table], key=key) == sorted(rows[table], key=key), table
+
+
+def test_offset_checkpoints_are_the_files_entries(ingested, devsample_dir: Path):
+    """bronze_offset_checkpoints holds every line of every offset checkpoint Kafka wrote (read here as text)."""
+    _, rows, _ = ingested
+    want = set()
+    for path in devsample_dir.glob("broker-*/kafka-logs*/*-offset-checkpoint"):
+        lines = path.read_text().splitlines()
+        assert lines[0] == "0" and int(lines[1]) == len(lines) - 2
+        for line in lines[2:]:
+            topic, partition, offset = line.split()
+            want.add((str(path.parent.relative_to(devsample_dir)), path.name, topic, int(partition), int(offset)))
+    got = {(r["log_dir"], r["checkpoint"], r["topic"], r["partition"], r["offset"])
+           for r in rows["bronze_offset_checkpoints"]}
+    assert want and got == want
+    assert len(rows["bronze_offset_checkpoints"]) == len(want)
+
+
+def test_log_end_offsets_are_where_kafkas_batches_end(ingested, expected):
+    """Each replica dir's log end offset is the next offset after the last batch Kafka wrote to it (expected.json),
+    or at most that for a replica that lagged; the leader's copy has all of them."""
+    _, rows, _ = ingested
+    ends = defaultdict(list)
+    for r in rows["bronze_dir_entries"]:
+        if r["entry_kind"] in ("partition", "future") and r["entry_name"] != "__cluster_metadata-0":
+            ends[r["entry_name"].split(".")[0]].append(r)
+    compared = 0
+    for key, batches in expected["dataBatches"].items():
+        partition, _, incarnation = key.partition(" (")  # "clicks-0 (first incarnation <topic id>)"
+        dirs = [r for r in ends[partition] if not incarnation or r["topic_id"] == incarnation.split()[-1][:-1]]
+        leo = batches[-1]["lastOffset"] + 1
+        got = [r["log_end_offset"] for r in dirs]
+        assert got and max(got) == leo and all(g is not None and g <= leo for g in got), (key, got)
+        assert all(r["tail_scanned"] for r in dirs)
+        compared += 1
+    assert compared >= 4

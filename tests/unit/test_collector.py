@@ -181,7 +181,7 @@ def test_header_records_identity_from_meta_properties(b102):
     assert h["log_dir_ids"] == {b102[0]: "nKuNR3LmZUuB0M1ReqkepA", b102[1]: "Pt-uz-EuG-YYlKGr7dcT1Q"}
     assert h["warnings"] == []
     assert h["options"] == {"max_file_bytes": 1 << 20, "include_metadata_log": False,
-                            "max_metadata_file_bytes": 1 << 30}
+                            "max_metadata_file_bytes": 1 << 30, "segment_scan_bytes": 1 << 30}
 
 
 def test_real_devsample_facts_survive_the_pack(b102):
@@ -445,10 +445,13 @@ def test_directory_swapped_for_symlink_after_listing_is_not_followed(b102, tmp_p
     (outside / "partition.metadata").write_bytes(b"SECRET")
     a = Path(b102[0])
 
+    seen = []
+
     class SwappingFS(LocalFileSystem):
-        def scan(self, handle):
+        def scan(self, handle):  # the log dir is listed twice (files, then directories): swap in the second
             for st in super().scan(handle):
-                if st.name == "events-1":
+                seen.append(st.name)
+                if st.name == "events-1" and seen.count("events-1") == 2:
                     os.rename(a / "events-1", tmp_path / "moved")
                     (a / "events-1").symlink_to(outside)
                 yield st
@@ -630,7 +633,7 @@ def test_unreadable_and_missing_log_dirs_become_flagged_root_entries(tmp_path):
     entries = list(walk_log_dirs([missing]))
     assert entries == [{"log_dir": missing, "path": "", "kind": "dir", "size": None, "alloc": None,
                         "mtime_ms": None, "mode": None, "target": None, "content": None, "flags": ["vanished"],
-                        "error": "No such file or directory (ENOENT)"}]
+                        "error": "No such file or directory (ENOENT)", "segment": None}]
 
 
 # ------------------------------------------------------------------------------------ bounded memory

@@ -1,0 +1,71 @@
+"""Restart hazards and hanging transactions: disks whose offsets a broker's next start acts on, and a transaction
+the coordinator lost (#21). Registered into the one catalogue (:mod:`.scenarios`)."""
+from __future__ import annotations
+
+from .clock import MINUTE
+from .image import uid
+from .scenarios import everyday_topics, scenario
+from .simulation import Simulation, days
+from .writer import LOG_START, RECOVERY_POINT
+
+
+def _expect_dir(sim: Simulation, check: str, broker: int, topic: str, partition: int) -> None:
+    log_dir, replica = sim.replica_on(broker, topic, partition)
+    sim.expect(check, broker_id=broker, log_dir=log_dir.name, dir_name=replica.name, topic_name=topic,
+               partition=partition, topic_id=uid(replica.topic_id))
+
+
+@scenario("restart-hazards",
+          "Segments restored from an old backup under a newer log-start checkpoint, lost flushed data, a .log cut "
+          "short of its index, a checkpoint naming a removed dir")
+def restart_hazards(sim: Simulation) -> None:
+    sim.start_kraft_cluster()
+    everyday_topics(sim, producers=False)
+    sim.create_topic("tmp-import", 1, 1, replicas=[[4]])
+    sim.advance(days(5))
+    sim.delete_topic("tmp-import")
+    sim.advance(days(5))
+
+    # broker 2: orders-1 restored from an older backup while its log-start checkpoint kept the newer start
+    _, restored = sim.replica_on(2, "orders", 1)
+    restored.checkpoint_offsets[LOG_START] = 250
+    _expect_dir(sim, "LOG_START_BEYOND_LOG_END", 2, "orders", 1)
+    # broker 3: payments-0 lost flushed batches (its recovery point is past the data)
+    _, lost = sim.replica_on(3, "payments", 0)
+    lost.checkpoint_offsets[RECOVERY_POINT] = 40
+    _expect_dir(sim, "RECOVERY_POINT_BEYOND_LOG_END", 3, "payments", 0)
+    # broker 1: inventory-2's newest segment cut short after Kafka indexed it
+    held = [p for p in range(3) if sim.fleet[1].find("inventory", p)]
+    _, cut = sim.replica_on(1, "inventory", held[0])
+    cut.cut_short_bytes = 8192
+    _expect_dir(sim, "SEGMENT_SHORTER_THAN_INDEX", 1, "inventory", cut.partition)
+    # broker 4: the deleted tmp-import-0's -delete dir was removed by hand before Kafka rewrote its checkpoints
+    log_dir = sim.fleet[4].log_dirs[0]
+    for name in list(log_dir.entries):
+        if name.startswith("tmp-import-0."):
+            del log_dir.entries[name]
+    log_dir.extra_checkpoint_entries.append((RECOVERY_POINT, "tmp-import", 0, 1200))
+    sim.expect("CHECKPOINT_WITHOUT_DIR", broker_id=4, log_dir=log_dir.name, topic_name="tmp-import", partition=0)
+    sim.advance(days(2))
+    sim.note("orders-1 on broker 2 would lose every segment at its next start (LogLoader deletes all segments "
+             "when the log end is below the log-start checkpoint); payments-0 on broker 3 lost flushed data; "
+             "inventory on broker 1 has a .log shorter than its index.")
+
+
+@scenario("hanging-transaction",
+          "A transaction left open for days (no marker, coordinator lost it), beside a committed one and a young "
+          "open one")
+def hanging_transaction(sim: Simulation) -> None:
+    sim.start_kraft_cluster()
+    everyday_topics(sim, producers=False)
+    block = sim.allocate_producer_ids(sim.broker_ids[0])
+    sim.produce("payments", 0, block.first, 6, transactional=True, committed=True)
+    sim.produce("payments", 2, block.first + 1, 4, transactional=True, committed=None)  # never committed
+    sim.expect("HANGING_TRANSACTION", topic_name="payments", partition=2,
+               topic_id=uid(sim.topic_id("payments")))
+    sim.advance(days(3))
+    sim.advance_to_before_capture(11 * MINUTE)
+    sim.produce("orders", 4, block.first + 2, 3, transactional=True, committed=None)  # open, but young
+    sim.note("payments-2 has an ongoing transaction of producer %d since 3 days before the capture and no "
+             "marker: read_committed consumers are stuck; orders-4's open transaction is 11 minutes old "
+             "(under transaction.max.timeout.ms) and payments-0's was committed." % (block.first + 1))
