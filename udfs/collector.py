@@ -463,6 +463,8 @@ _V2_MIN_LENGTH = _BATCH_HEADER.size - _LOG_OVERHEAD
 _LEGACY_MIN_LENGTH = 14      # LegacyRecord.RECORD_OVERHEAD_V0
 _ATTR_TRANSACTIONAL, _ATTR_CONTROL = 0x10, 0x20
 _INDEX_ENTRY = struct.Struct(">ii")  # OffsetIndex entry: relative offset, physical position
+_INDEX_HEAD_SLOTS = 512               # one 4 KiB read
+_UNUSED_SLOT = bytes(_INDEX_ENTRY.size)
 
 
 def last_index_entry(read_at: Any, size: int) -> Optional[Tuple[int, int]]:
@@ -483,7 +485,15 @@ def last_index_entry(read_at: Any, size: int) -> Optional[Tuple[int, int]]:
     last = slot(slots - 1)
     if last != (0, 0):
         return last
-    lo, hi = 0, slots - 1  # invariant: slots >= hi are unused
+    # most active segments hold few entries: the first block usually holds the end (one read)
+    head = read_at(0, min(slots, _INDEX_HEAD_SLOTS) * _INDEX_ENTRY.size)
+    full = len(head) // _INDEX_ENTRY.size
+    end = head.find(_UNUSED_SLOT)
+    while end != -1 and end % _INDEX_ENTRY.size:  # zero bytes straddling two used entries
+        end = head.find(_UNUSED_SLOT, end + 1)
+    if end != -1 and end // _INDEX_ENTRY.size < full:
+        return _INDEX_ENTRY.unpack_from(head, end - _INDEX_ENTRY.size) if end else None
+    lo, hi = full, slots - 1  # invariant: slots < lo are used, slots >= hi are unused
     while lo < hi:
         mid = (lo + hi) // 2
         if slot(mid) != (0, 0):

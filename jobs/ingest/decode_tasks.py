@@ -36,7 +36,8 @@ def is_local(root: str) -> bool:
 def walk_options(options: DecodeOptions) -> collector.CollectOptions:
     """Raw trees embed what a pack with ``--include-metadata-log`` embeds, under the configured caps."""
     return collector.CollectOptions(max_file_bytes=options.max_embedded_file_bytes, include_metadata_log=True,
-                                    max_metadata_file_bytes=options.max_metadata_file_bytes)
+                                    max_metadata_file_bytes=options.max_metadata_file_bytes,
+                                    segment_scan_bytes=options.segment_summary_bytes)
 
 
 def _opener(root: str, folder: str) -> Callable[[str], Any]:

@@ -15,7 +15,13 @@ from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
 
 from udfs import log_dir_names, metadata_log, properties_files, record_batch
-from udfs.collector import DEFAULT_MAX_METADATA_FILE_BYTES, FLAG_OVER_CAP, KIND_DIR, KIND_FILE
+from udfs.collector import (
+    DEFAULT_MAX_METADATA_FILE_BYTES,
+    DEFAULT_SEGMENT_SCAN_BYTES,
+    FLAG_OVER_CAP,
+    KIND_DIR,
+    KIND_FILE,
+)
 from udfs.errors import DecodeError
 from udfs.partition_metadata import read_partition_metadata
 from udfs.producer_state import decode_producer_snapshot
@@ -91,6 +97,8 @@ class DecodeOptions:
     decompression_limit_bytes: int = metadata_files.DEFAULT_DECOMPRESSION_LIMIT
     read_data_segment_headers: bool = True
     max_segment_scan_bytes: int = 64 * 1024 * 1024
+    # raw trees: how far the walk's segment summaries (log end, markers) read a segment; 0 turns them off
+    segment_summary_bytes: int = DEFAULT_SEGMENT_SCAN_BYTES
     batch_rows: int = 4096
     # metadata-log segments and snapshots: batch summaries now, records in the second pass for the copies
     # that need them (False: records now, for every copy; for callers without the second pass)

@@ -84,6 +84,7 @@ def decode_options(cfg) -> DecodeOptions:
         decompression_limit_bytes=int(ingest.get("decompression_limit_bytes", defaults.decompression_limit_bytes)),
         read_data_segment_headers=bool(ingest.get("read_data_segment_headers", defaults.read_data_segment_headers)),
         max_segment_scan_bytes=int(ingest.get("max_segment_scan_bytes", defaults.max_segment_scan_bytes)),
+        segment_summary_bytes=int(ingest.get("segment_summary_bytes", defaults.segment_summary_bytes)),
         metadata_chunk_bytes=int(ingest.get("metadata_chunk_bytes", defaults.metadata_chunk_bytes)),
     )
 
