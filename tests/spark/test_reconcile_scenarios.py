@@ -18,14 +18,16 @@ from jobs.simulate.scenarios import names
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 
-@pytest.mark.parametrize("scenario", [n for n in names() if n != "demo"])
-def test_scenario_gives_exactly_its_expected_findings(spark, tmp_path, scenario):
+def _run(spark, tmp_path, scenario: str, packed: bool):
+    """Simulate one scenario (raw tree or the brokers' packs), ingest and reconcile it: (expected, actual)."""
     from jobs.ingest.stage import run_ingest
     from jobs.simulate.command import run as simulate
     from jobs.simulate.simulation import SimParams
 
     out = tmp_path / scenario
-    simulate(scenario, str(out), SimParams(42, None, None, 1, None, False))
+    simulate(scenario, str(out), SimParams(42, None, None, 1, None, packed))
+    if packed:
+        assert list(out.rglob("*.jsonl.gz")) and not list(out.rglob("*.log"))
     cfg = load_config(env={})
     ingest = run_ingest(spark, cfg, None, [str(out)], f"cap-{scenario}", "run-1")
     try:
@@ -33,11 +35,20 @@ def test_scenario_gives_exactly_its_expected_findings(spark, tmp_path, scenario)
         actual = [r.asDict() for r in result.findings.collect()]
     finally:
         ingest.release()
-    expected = json.loads((out / "expected_findings.json").read_text())["findings"]
+    return json.loads((out / "expected_findings.json").read_text())["findings"], actual
+
+
+def _assert_exact(expected, actual) -> None:
     outcome = compare(expected, actual)
     detail = {"missing": outcome.missing,
               "unexpected": [{k: a[k] for k in ("check_id", *MATCH_KEYS, "message")} for a in outcome.unexpected]}
     assert outcome.ok, json.dumps(detail, indent=1, default=str)
+
+
+@pytest.mark.parametrize("scenario", [n for n in names() if n != "demo"])
+def test_scenario_gives_exactly_its_expected_findings(spark, tmp_path, scenario):
+    expected, actual = _run(spark, tmp_path, scenario, packed=False)
+    _assert_exact(expected, actual)
     if scenario in ("healthy", "zk-healthy"):
         assert actual == []
 
@@ -46,21 +57,4 @@ def test_scenario_gives_exactly_its_expected_findings(spark, tmp_path, scenario)
 def test_packed_capture_gives_the_same_findings(spark, tmp_path, scenario):
     """The brokers' packs (the collector's segment summaries, no data segment bytes) decide the restart-hazard
     and transaction checks exactly as the raw tree does."""
-    from jobs.ingest.stage import run_ingest
-    from jobs.simulate.command import run as simulate
-    from jobs.simulate.simulation import SimParams
-
-    out = tmp_path / scenario
-    simulate(scenario, str(out), SimParams(42, None, None, 1, None, True))
-    assert list(out.rglob("*.jsonl.gz")) and not list(out.rglob("*.log"))
-    cfg = load_config(env={})
-    ingest = run_ingest(spark, cfg, None, [str(out)], f"cap-{scenario}", "run-1")
-    try:
-        result = run_reconcile(spark, cfg, ingest.tables, f"cap-{scenario}", "run-1", ingest.capture_time)
-        actual = [r.asDict() for r in result.findings.collect()]
-    finally:
-        ingest.release()
-    expected = json.loads((out / "expected_findings.json").read_text())["findings"]
-    outcome = compare(expected, actual)
-    assert outcome.ok, json.dumps({"missing": outcome.missing, "unexpected": [
-        {k: a[k] for k in ("check_id", *MATCH_KEYS)} for a in outcome.unexpected]}, indent=1, default=str)
+    _assert_exact(*_run(spark, tmp_path, scenario, packed=True))
