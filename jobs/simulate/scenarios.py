@@ -770,3 +770,4 @@ def names() -> List[str]:
 
 
 from . import scenarios_topologies  # noqa: E402,F401  (registers the production-topology scenarios)
+from . import scenarios_ensemble  # noqa: E402,F401  (registers the meta.properties and reassignment scenarios)
