@@ -116,16 +116,17 @@ def _majority(ens: DataFrame, key: str) -> DataFrame:
             .select("node", F.col(key).alias(f"majority_{key}")))
 
 
-def _node_rows(ens: DataFrame, key: str, label: Column) -> DataFrame:
-    """Per node: the distinct ``key`` values, the majority node.id and the dirs described for a message."""
-    dirs = ens.groupBy("node").agg(
+def _node_rows(ens: DataFrame, key: str, label: Column, odd: Column) -> DataFrame:
+    """Per node: the distinct ``key`` values, the majority node.id, the dirs described for a message and the
+    bytes of the odd dirs (``odd``, evaluated with ``majority_broker_id`` known)."""
+    e = ens.join(_majority(ens, "broker_id"), "node", "left")
+    return e.groupBy("node").agg(
         F.first("node_label").alias("node_label"),
+        F.first("majority_broker_id").alias("node_broker"),
         F.array_sort(F.collect_set(key)).alias("values"),
         F.collect_list(F.concat(F.col("log_dir"), F.lit(" ("), label, F.lit(")"))).alias("described"),
         F.array_sort(F.collect_list(_dir_struct())).alias("dir_list"),
-        F.sum("bytes").alias("bytes"))
-    return dirs.join(_majority(ens, "broker_id"), "node", "left").withColumnRenamed("majority_broker_id",
-                                                                                     "node_broker")
+        F.sum(F.when(odd, F.col("bytes")).otherwise(F.lit(0))).cast("long").alias("bytes"))
 
 
 def cluster_id_mismatch_nodes(ctx: CheckContext, ens: DataFrame) -> DataFrame:
@@ -147,7 +148,8 @@ def cluster_id_mismatch(ctx: CheckContext, ens: DataFrame) -> DataFrame:
     hit = cluster_id_mismatch_nodes(ctx, ens).select("node")
     label = F.concat(F.lit("cluster.id "), F.coalesce("cluster_id", F.lit("?")), F.lit(", node.id "),
                      F.coalesce(F.col("broker_id").cast("string"), F.lit("?")))
-    d = _node_rows(ens.join(hit, "node"), "cluster_id", label)
+    theirs = F.coalesce(F.col("cluster_id") != F.lit(ctx.cluster_id), F.lit(False)) if ctx.cluster_id else F.lit(False)
+    d = _node_rows(ens.join(hit, "node"), "cluster_id", label, theirs)
     return rows(d, "NODE_CLUSTER_ID_MISMATCH", _node_values(ctx, d, F.lit("cluster.id"), {
         "details": {"cluster_ids": _ids_listing(F.col("values")), "cluster_id": F.lit(ctx.cluster_id)},
     }))
@@ -156,7 +158,8 @@ def cluster_id_mismatch(ctx: CheckContext, ens: DataFrame) -> DataFrame:
 def node_id_mismatch(ctx: CheckContext, ens: DataFrame) -> DataFrame:
     hit = node_id_mismatch_nodes(ctx, ens).select("node")
     label = F.concat(F.lit("node.id "), F.coalesce(F.col("broker_id").cast("string"), F.lit("?")))
-    d = _node_rows(ens.join(hit, "node"), "broker_id", label)
+    d = _node_rows(ens.join(hit, "node"), "broker_id", label,
+                   F.coalesce(F.col("broker_id") != F.col("majority_broker_id"), F.lit(False)))
     return rows(d, "NODE_ID_MISMATCH", _node_values(ctx, d, F.lit("node.id"), {
         "details": {"node_ids": _ids_listing(F.col("values")), "majority": F.col("node_broker")},
     }))
@@ -169,7 +172,8 @@ def mixed_versions(ctx: CheckContext, ens: DataFrame) -> DataFrame:
          .withColumn("node", F.concat_ws("#", "node", F.col("broker_id").cast("string"))))
     hit = (e.groupBy("node").agg(F.countDistinct("meta_version").alias("_v")).filter(F.col("_v") > 1)
            .select("node"))
-    d = _node_rows(e.join(hit, "node"), "meta_version", F.concat(F.lit("version "), F.col("meta_version").cast("string")))
+    d = _node_rows(e.join(hit, "node"), "meta_version", F.concat(F.lit("version "), F.col("meta_version").cast("string")),
+                   F.lit(False))
     mode = ctx.view.mode
     consequence = {
         "zookeeper": "a ZooKeeper broker that is not migrating refuses to start (\"Found unexpected version in "

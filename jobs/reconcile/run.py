@@ -20,8 +20,15 @@ from pyspark.sql import functions as F
 from jobs.tables import bronze as bronze_tables
 from jobs.tables import silver as silver_tables
 
-from . import checks_deletes, checks_log_dirs, checks_metadata, checks_producer_ids, checks_replicas
-from . import checks_meta_properties, checks_reassignments
+from . import (
+    checks_deletes,
+    checks_log_dirs,
+    checks_meta_properties,
+    checks_metadata,
+    checks_producer_ids,
+    checks_reassignments,
+    checks_replicas,
+)
 from .catalogue import Catalogue, load_catalogue
 from .context import CheckContext
 from .findings import assemble

@@ -9,7 +9,7 @@ from typing import List, Optional
 from udfs import kafka_uuid
 
 from .clock import MINUTE
-from .fleet import LogDir
+from .fleet import Broker, LogDir
 from .image import LOST_DIR
 from .scenarios import everyday_topics, scenario
 from .simulation import Layout, Simulation, days, hours
@@ -78,7 +78,8 @@ def meta_reserved_directory_id(sim: Simulation) -> None:
 
 
 @scenario("meta-node-ensemble",
-          "broker 2 mounts another cluster's disk, broker 3 a disk of node 7: each node's dirs disagree", JBOD)
+          "broker 2 mounts another cluster's disk, broker 3 a disk of node 7: each node's dirs disagree; a spare "
+          "host holds only that other cluster's disk", JBOD)
 def meta_node_ensemble(sim: Simulation) -> None:
     sim.start_kraft_cluster()
     everyday_topics(sim)
@@ -88,12 +89,18 @@ def meta_node_ensemble(sim: Simulation) -> None:
     extra_log_dir(sim, 2, "kafka-logs-c", kafka_uuid.random_uuid(sim.rng), cluster_id=foreign_cluster)
     sim.stop_broker(3)
     extra_log_dir(sim, 3, "kafka-logs-c", kafka_uuid.random_uuid(sim.rng), node_id=7)
+    spare = LogDir("kafka-logs", kafka_uuid.random_uuid(sim.rng), foreign_cluster, 7, 1, sim.now - days(90),
+                   registered=False, holds_background=False, meta_written_ms=sim.now - days(90))
+    sim.fleet.add(Broker(7, "kafka-7.sim.example", None, sim.version, "kraft", [spare], running=False,
+                         down_since_ms=sim.now - days(60)))
     sim.advance(hours(2))
     sim.expect("NODE_CLUSTER_ID_MISMATCH", broker_id=2)
     sim.expect("NODE_ID_MISMATCH", broker_id=3)
+    sim.expect("FOREIGN_LOG_DIR", broker_id=7, log_dir="kafka-logs")
     sim.note(f"Broker 2 mounted a disk of cluster {foreign_cluster} ('Invalid cluster.id in ...'), broker 3 one "
              "formatted for node 7 ('Stored node id 7 doesn't match previous node id 3'): both are stopped and "
-             "each gets one node-level finding, not a FOREIGN_LOG_DIR for the odd disk.")
+             "each gets one node-level finding, not a FOREIGN_LOG_DIR for the odd disk. A spare host (node 7, never "
+             "registered) captured with only that cluster's disk is a FOREIGN_LOG_DIR: its dirs agree.")
 
 
 @scenario("zk-meta-version-mixed",
