@@ -109,9 +109,13 @@ def _node_values(ctx: CheckContext, d: DataFrame, what: Column, extra: dict) -> 
 
 
 def _majority(ens: DataFrame, key: str) -> DataFrame:
-    """node -> the ``key`` value most of its dirs hold (ties: the smallest)."""
-    counts = ens.filter(F.col(key).isNotNull()).groupBy("node", key).agg(F.count("*").alias("_n"))
-    first = Window.partitionBy("node").orderBy(F.col("_n").desc(), F.col(key))
+    """node -> the ``key`` value most of its dirs hold; ties go to the value with more dirs the controller
+    knows (not foreign), then to the number ending the node's folder name (``broker-4``), then the smallest."""
+    known = F.sum(F.when(F.coalesce(F.col("state"), F.lit("")) != "foreign", 1).otherwise(0))
+    counts = ens.filter(F.col(key).isNotNull()).groupBy("node", key).agg(
+        F.count("*").alias("_n"), known.alias("_known"), F.first("node_label").alias("_label"))
+    named = F.regexp_extract("_label", r"(\d+)[/\\]*$", 1) == F.col(key).cast("string")
+    first = Window.partitionBy("node").orderBy(F.col("_n").desc(), F.col("_known").desc(), named.desc(), F.col(key))
     return (counts.withColumn("_rn", F.row_number().over(first)).filter("_rn = 1")
             .select("node", F.col(key).alias(f"majority_{key}")))
 
