@@ -80,6 +80,10 @@ def build() -> Cluster:
     c.advance(2 * DAY)
     c.change(T["young"], 0, replicas=[1, 2, 4, 3], adding=[4], removing=[3])
     c.advance(timedelta(hours=1))
+    for topic, holders in (("stuck", (1, 2, 5, 3)), ("young", (1, 2, 4, 3)), ("done", (1, 2, 4)),
+                           ("quiet", (1, 2, 3))):
+        for b in holders:
+            c.dir(b, f"{topic}-0", T[topic], log_dir="a")
     return c
 
 
