@@ -133,12 +133,12 @@ def _node_rows(ens: DataFrame, key: str, label: Column, odd: Column) -> DataFram
         F.sum(F.when(odd, F.col("bytes")).otherwise(F.lit(0))).cast("long").alias("bytes"))
 
 
-def cluster_id_mismatch_nodes(ctx: CheckContext, ens: DataFrame) -> DataFrame:
+def cluster_id_mismatch_nodes(ens: DataFrame) -> DataFrame:
     nodes = _nodes(ens)
     return nodes.filter((F.size("cluster_ids") > 1) & (F.col("_all_own") == 0)).select("node", "node_label")
 
 
-def node_id_mismatch_nodes(ctx: CheckContext, ens: DataFrame) -> DataFrame:
+def node_id_mismatch_nodes(ens: DataFrame) -> DataFrame:
     nodes = _nodes(ens)
     return nodes.filter((F.size("cluster_ids") <= 1) & (F.size("node_ids") > 1) & (F.col("_all_own") == 0)).select(
         "node", "node_label")
@@ -149,7 +149,7 @@ def _ids_listing(values: Column) -> Column:
 
 
 def cluster_id_mismatch(ctx: CheckContext, ens: DataFrame) -> DataFrame:
-    hit = cluster_id_mismatch_nodes(ctx, ens).select("node")
+    hit = cluster_id_mismatch_nodes(ens).select("node")
     label = F.concat(F.lit("cluster.id "), F.coalesce("cluster_id", F.lit("?")), F.lit(", node.id "),
                      F.coalesce(F.col("broker_id").cast("string"), F.lit("?")))
     theirs = F.coalesce(F.col("cluster_id") != F.lit(ctx.cluster_id), F.lit(False)) if ctx.cluster_id else F.lit(False)
@@ -160,7 +160,7 @@ def cluster_id_mismatch(ctx: CheckContext, ens: DataFrame) -> DataFrame:
 
 
 def node_id_mismatch(ctx: CheckContext, ens: DataFrame) -> DataFrame:
-    hit = node_id_mismatch_nodes(ctx, ens).select("node")
+    hit = node_id_mismatch_nodes(ens).select("node")
     label = F.concat(F.lit("node.id "), F.coalesce(F.col("broker_id").cast("string"), F.lit("?")))
     d = _node_rows(ens.join(hit, "node"), "broker_id", label,
                    F.coalesce(F.col("broker_id") != F.col("majority_broker_id"), F.lit(False)))
@@ -205,8 +205,13 @@ def duplicate_directory_ids(ctx: CheckContext, ens: DataFrame) -> DataFrame:
         F.array_sort(F.collect_list(_dir_struct())).alias("dir_list"),
         F.sum("bytes").alias("bytes")).filter(F.col("copies") > 1)
     one_node = (F.size("nodes") == 1) & (F.size("node_ids") <= 1)
-    where = (F.when(one_node, F.concat(F.lit("on one node: it refuses to start (\"Duplicate directory ID ... found. "
-                                                 "It was the ID of ..., but also of ...\")")))
+    one_id = F.size("node_ids") == 1
+    where = (F.when(one_node, F.lit("on one node: it refuses to start (\"Duplicate directory ID ... found. It was "
+                                    "the ID of ..., but also of ...\")"))
+             .when(one_id, F.concat(F.lit("in "), F.size("nodes").cast("string"), F.lit(" capture folders that all say "
+                                    "node.id "), F.element_at("node_ids", 1).cast("string"),
+                                    F.lit(": a cloned host (the controller keeps one registration per node and "
+                                          "directory), or one node captured twice")))
              .otherwise(F.concat(F.lit("on nodes "), F.array_join(F.col("node_ids").cast("array<string>"), ", "),
                                  F.lit(": the controller rejects the second registration (\"Broker N is already "
                                        "registered with directory ...\") and that broker never unfences"))))
@@ -239,7 +244,7 @@ def claimed_log_dirs(ctx: CheckContext) -> DataFrame:
     ens = ensemble(ctx)
     dup_ids = (ens.filter(F.col("directory_id").isNotNull() & ~F.col("reserved")).groupBy("directory_id")
                .agg(F.countDistinct("log_dir").alias("_n")).filter(F.col("_n") > 1).select("directory_id"))
-    nodes = cluster_id_mismatch_nodes(ctx, ens).unionByName(node_id_mismatch_nodes(ctx, ens)).select("node")
+    nodes = cluster_id_mismatch_nodes(ens).unionByName(node_id_mismatch_nodes(ens)).select("node")
     return (ens.filter("reserved").select("log_dir")
             .unionByName(ens.join(dup_ids, "directory_id").select("log_dir"))
             .unionByName(ens.join(nodes, "node").select("log_dir")).distinct())

@@ -43,10 +43,13 @@ def blocking_replicas(replicas: Column, removing: Column, isr: Column) -> Column
     return F.filter(target, lambda r: ~F.coalesce(F.array_contains(isr, r), F.lit(False)))
 
 
-def kraft_starts(ctx: CheckContext) -> DataFrame:
-    """(topic_id, partition) -> append time of the latest record that began a reassignment in the retained log."""
-    h = ctx.view.ml.history.filter(F.col("record_type").isin("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
-                                   & F.col("topic_id").isNotNull())
+def kraft_starts(ctx: CheckContext, open_now: DataFrame) -> DataFrame:
+    """(topic_id, partition) -> append time of the latest record that began a reassignment in the retained log,
+    for the partitions in ``open_now`` (those in progress at capture: few, so the history is cut to them first)."""
+    keys = open_now.select("topic_id", F.col("partition").alias("partition_id")).distinct()
+    h = (ctx.view.ml.history.filter(F.col("record_type").isin("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
+                                    & F.col("topic_id").isNotNull())
+         .join(F.broadcast(keys), ["topic_id", "partition_id"]))
     upto = (Window.partitionBy("topic_id", "partition_id").orderBy("offset")
             .rowsBetween(Window.unboundedPreceding, Window.currentRow))
     prev = Window.partitionBy("topic_id", "partition_id").orderBy("offset")
@@ -64,7 +67,7 @@ def _kraft(ctx: CheckContext) -> DataFrame:
     ml = ctx.view.ml
     bound = ml.history_start_time or ml.snapshot_time_bound
     a = ctx.view.assignments.filter(in_progress(F.col("adding_replicas"), F.col("removing_replicas")))
-    a = a.join(kraft_starts(ctx), ["topic_id", "partition"], "left")
+    a = a.join(kraft_starts(ctx, a), ["topic_id", "partition"], "left")
     exact = F.col("start_time").isNotNull()
     return a.select("topic_id", "topic_name", "partition", "replicas", "isr", "leader", "adding_replicas",
                     "removing_replicas", F.coalesce("start_time", F.lit(bound).cast("timestamp")).alias("since"),
