@@ -652,3 +652,22 @@ def test_cli_lists_validates_and_refuses_foreign_folders(tmp_path, capsys):
     assert command.main(["--scenario", "zk-healthy", "--out", str(ok), "--partitions-per-broker", "0"]) == 0
     assert command.main(["--scenario", "zk-healthy", "--out", str(ok)]) == 2
     assert command.main(["--scenario", "zk-healthy", "--out", str(ok), "--force"]) == 0
+
+
+def test_reassignment_in_progress_is_what_kafka_writes(tmp_path):
+    """KIP-455 left open: the KRaft start record carries replicas = target + removing with adding/removing (and
+    no completion follows); the ZooKeeper topic znode decodes (TopicZNode) to the same adding/removing maps."""
+    from jobs.simulate.simulation import Layout, Simulation
+    from jobs.simulate.zk import topic_znode
+
+    sim = Simulation("unit", SimParams(seed=3), Layout(partitions_per_broker=0), str(tmp_path))
+    sim.start_kraft_cluster()
+    sim.create_topic("t", 1, 3, replicas=[[1, 2, 3]])
+    sim.start_reassignment("t", 0, [1, 2, 4])
+    part = sim.live_topic("t").partitions[0]
+    assert (part.replicas, part.adding, part.removing, part.isr) == ([1, 2, 4, 3], [4], [3], [1, 2, 3])
+    assert sim.fleet[4].find("t", 0), "the adding broker creates its replica and starts fetching"
+    znode = zookeeper.decode_topic_znode(topic_znode({0: [1, 2, 4, 3], 1: [2, 3, 1]}, b"\x07" * 16,
+                                                     adding={0: [4]}, removing={0: [3]}))
+    assert znode.error is None and znode.partitions[0] == [1, 2, 4, 3]
+    assert znode.adding_replicas == {0: [4]} and znode.removing_replicas == {0: [3]}
