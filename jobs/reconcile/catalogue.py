@@ -27,7 +27,10 @@ CHECK_IDS: Tuple[str, ...] = (
     "HANGING_TRANSACTION",  # transactions
     # leader_epochs
     # meta_properties
+    "DUPLICATE_DIRECTORY_ID", "RESERVED_DIRECTORY_ID", "NODE_CLUSTER_ID_MISMATCH", "NODE_ID_MISMATCH",
+    "META_VERSION_MIXED",
     # reassignments
+    "STUCK_REASSIGNMENT",
 )
 
 # One replica dir gets one finding: the lowest rank wins (docs/CONTRACTS.md "Precedence").
@@ -79,6 +82,7 @@ class Thresholds:
     evidence_max_items: int
     future_move_stuck_ms: int = 86_400_000
     transaction_max_timeout_ms: int = 900_000
+    reassignment_stuck_ms: int = 86_400_000
 
     @property
     def delete_limit_ms(self) -> int:
@@ -144,11 +148,12 @@ def load_catalogue(cfg: Mapping) -> Catalogue:
             evidence_max_items=int(rec.get("evidence_max_items", 20)),
             future_move_stuck_ms=int(rec.get("future_move_stuck_ms", 86_400_000)),
             transaction_max_timeout_ms=int(rec.get("transaction_max_timeout_ms", 900_000)),
+            reassignment_stuck_ms=int(rec.get("reassignment_stuck_ms", 86_400_000)),
         )
     except (TypeError, ValueError) as exc:
         raise CatalogueError(f"conf/checks.yaml reconcile thresholds: {exc}") from None
     for name in ("file_delete_delay_ms", "delete_grace_ms", "zk_delete_stuck_after_ms", "future_move_stuck_ms",
-                 "transaction_max_timeout_ms"):
+                 "transaction_max_timeout_ms", "reassignment_stuck_ms"):
         if getattr(thresholds, name) < 0:
             raise CatalogueError(f"reconcile.{name} must be >= 0, got {getattr(thresholds, name)}")
     if thresholds.producer_id_block_size <= 0:

@@ -6,7 +6,9 @@ OFFLINE_LOG_DIR       a dir Kafka marked offline: not in the broker's latest reg
 UNREGISTERED_LOG_DIR  such a dir back in the capture while its broker is stopped or fenced: Kafka registers
                       it again at the next start (info: the replicas inside are matched like any other);
 DECOMMISSIONED_BROKER_DATA  data left on a broker that was unregistered;
-FOREIGN_LOG_DIR       another cluster's dir, or a directory.id no broker (or another broker) registered.
+FOREIGN_LOG_DIR       another cluster's dir, or a directory.id no broker (or another broker) registered; a dir
+                      a meta_properties finding explains (a duplicate or reserved directory.id, a node whose
+                      dirs disagree on cluster.id or node.id) is reported there instead.
 
 A controller's metadata dir (state controller_metadata) is never a finding.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from . import checks_meta_properties
 from .check_rows import details, evidence, rows
 from .context import CheckContext
 from .frames import basename
@@ -77,7 +80,9 @@ def decommissioned_data(ctx: CheckContext) -> DataFrame:
 def foreign_log_dirs(ctx: CheckContext) -> DataFrame:
     sizes = ctx.bronze["bronze_dir_entries"].groupBy("log_dir").agg(F.count("*").alias("entries"))
     meta = ctx.bronze["bronze_log_dirs"].select("log_dir", F.col("cluster_id").alias("_meta_cluster"))
-    d = ctx.log_dirs.filter(F.col("state") == "foreign").join(sizes, "log_dir", "left").join(meta, "log_dir", "left")
+    d = (ctx.log_dirs.filter(F.col("state") == "foreign")
+         .join(checks_meta_properties.claimed_log_dirs(ctx), "log_dir", "left_anti")
+         .join(sizes, "log_dir", "left").join(meta, "log_dir", "left"))
     return rows(d, "FOREIGN_LOG_DIR", {
         "broker_id": F.col("broker_id"), "log_dir": basename(F.col("log_dir")), "log_dir_path": F.col("log_dir"),
         "bytes": F.coalesce(F.col("bytes"), F.lit(0)),

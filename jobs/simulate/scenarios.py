@@ -419,11 +419,14 @@ def foreign_log_dir(sim: Simulation) -> None:
                               50 << 20, stopped_ms=sim.now - days(9))
             foreign.entries[replica.name] = replica
         sim.fleet[broker_id].log_dirs.append(foreign)
-        sim.expect("FOREIGN_LOG_DIR", log_dir=name)
+    sim.expect("NODE_CLUSTER_ID_MISMATCH", broker_id=3)  # a node's disagreeing dirs: the ensemble finding, once
+    sim.expect("NODE_ID_MISMATCH", broker_id=4)
     sim.advance(days(1))
     sim.note("kafka-logs-old (in broker 3's capture) has another cluster's cluster.id; kafka-logs-moved (in broker "
              "4's capture) says node.id=2 and its directory.id is registered by no broker. Both brokers refuse to "
-             "start and are down. Replica dirs inside a foreign log dir are not reconciled.")
+             "start and are down (MetaPropertiesEnsemble.verify): one node-level finding each, which takes "
+             "precedence over FOREIGN_LOG_DIR for the odd dir. Replica dirs inside a foreign log dir are not "
+             "reconciled.")
 
 
 @scenario("missing-replica", "broker 2 (running) lacks a replica it is assigned; broker 4's disks were not captured")
@@ -769,5 +772,5 @@ def names() -> List[str]:
     return list(CATALOGUE)
 
 
-from . import scenarios_topologies  # noqa: E402,F401  (registers the production-topology scenarios)
-from . import scenarios_hazards  # noqa: E402,F401  (registers the restart-hazard and transaction scenarios)
+# registers the production-topology, meta.properties, reassignment, restart-hazard and transaction scenarios
+from . import scenarios_ensemble, scenarios_hazards, scenarios_topologies  # noqa: E402,F401

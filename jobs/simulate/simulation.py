@@ -248,6 +248,15 @@ class Simulation:
         self.advance(3 * MINUTE)
         self._apply(self.kraft.complete_reassignment(name, partition, target, removing))
 
+    def start_reassignment(self, name: str, partition: int, target: List[int]) -> None:
+        """Begin a reassignment (KIP-455) and leave it open: adding replicas are created on running brokers and
+        copy the partition; it completes only when they join the ISR (never, if their broker goes down)."""
+        self.clock.tick(1000)
+        if self.kraft is None:
+            self.zk.start_reassignment(name, partition, target)
+            return
+        self._apply(self.kraft.reassign(name, partition, target))
+
     def add_partitions(self, name: str, count: int) -> None:
         self.clock.tick(1000)
         self._apply(self.kraft.add_partitions(name, count))

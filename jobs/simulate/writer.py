@@ -471,8 +471,8 @@ class CaptureWriter:
         encoded = self.encoded
         plans: Dict[int, CopyPlan] = {}
         for broker in brokers:
-            if broker.mode not in ("kraft", "migration"):
-                continue
+            if broker.mode not in ("kraft", "migration") or not any(d.holds_metadata_log for d in broker.log_dirs):
+                continue  # a ZooKeeper broker, or a node that holds no metadata log (a spare host's old disk)
             end = broker.metadata_cut if broker.metadata_cut is not None else log.next_offset
             now = broker.down_since_ms if not broker.running and broker.down_since_ms else self.sim.capture_ms
             plans[broker.broker_id] = log.plan_copy(end, now)

@@ -117,13 +117,20 @@ class ZkTree:
         return out
 
 
-def topic_znode(assignment: Dict[int, List[int]], topic_id: Optional[bytes], old_format: bool = False) -> str:
-    """TopicZNode.encode; ``old_format`` is what a pre-2.8 tool writes (v2, no topic_id)."""
-    parts = "{" + ",".join(f'"{p}":{json.dumps(r, separators=(",", ":"))}' for p, r in sorted(assignment.items())) + "}"
+def _replica_map(assignment: Dict[int, List[int]]) -> str:
+    return "{" + ",".join(f'"{p}":{json.dumps(r, separators=(",", ":"))}' for p, r in sorted(assignment.items())) + "}"
+
+
+def topic_znode(assignment: Dict[int, List[int]], topic_id: Optional[bytes], old_format: bool = False,
+                adding: Optional[Dict[int, List[int]]] = None, removing: Optional[Dict[int, List[int]]] = None) -> str:
+    """TopicZNode.encode; ``old_format`` is what a pre-2.8 tool writes (v2, no topic_id); ``adding`` and
+    ``removing`` are the partitions of a reassignment in progress (KIP-455, only non-empty ones)."""
+    parts = _replica_map(assignment)
+    add, rem = _replica_map(adding or {}), _replica_map(removing or {})
     if old_format or topic_id is None:
-        return f'{{"version":2,"partitions":{parts},"adding_replicas":{{}},"removing_replicas":{{}}}}'
-    return (f'{{"partitions":{parts},"topic_id":"{kafka_uuid.to_string(topic_id)}","adding_replicas":{{}},'
-            f'"removing_replicas":{{}},"version":3}}')
+        return f'{{"version":2,"partitions":{parts},"adding_replicas":{add},"removing_replicas":{rem}}}'
+    return (f'{{"partitions":{parts},"topic_id":"{kafka_uuid.to_string(topic_id)}","adding_replicas":{add},'
+            f'"removing_replicas":{rem},"version":3}}')
 
 
 def state_znode(controller_epoch: int, leader: int, leader_epoch: int, isr: Sequence[int]) -> str:
@@ -150,6 +157,8 @@ class ZkTopic:
     partitions: Dict[int, ZkPartition]
     created_ms: int
     deleted_on: set = field(default_factory=set)  # brokers that answered StopReplica(delete) for it
+    adding: Dict[int, List[int]] = field(default_factory=dict)  # reassignment in progress (KIP-455)
+    removing: Dict[int, List[int]] = field(default_factory=dict)
 
 
 class ZkLogs:
@@ -332,6 +341,28 @@ class ZkController:
             log_dir, replica = self.fleet.create_replica(broker, topic.name, p, topic.topic_id, self.clock.now, rate)
             self._server(broker_id, f"Created log for partition {topic.name}-{p} in "
                                     f"{self.path_of(broker, log_dir.name, replica.name)} with properties {{}}")
+
+    def start_reassignment(self, name: str, pid: int, target: List[int]) -> None:
+        """KafkaController.onPartitionReassignment, first steps (KIP-455): the topic znode gets replicas = target +
+        removing with adding_replicas/removing_replicas, and the adding brokers get LeaderAndIsr and start
+        fetching. It completes only when the target replicas are all in the ISR (isReassignmentComplete); this
+        model stops here, as a reassignment whose target never catches up does."""
+        self._tick(30)
+        topic = self.topics[name]
+        part = topic.partitions[pid]
+        current = list(part.replicas)
+        adding = [b for b in target if b not in current]
+        removing = [b for b in current if b not in target]
+        part.replicas = list(target) + removing
+        topic.adding[pid], topic.removing[pid] = adding, removing
+        amap = {p: list(x.replicas) for p, x in topic.partitions.items()}
+        self.tree.set(f"/brokers/topics/{name}", topic_znode(
+            amap, topic.topic_id, adding={p: a for p, a in topic.adding.items() if a},
+            removing={p: r for p, r in topic.removing.items() if r}))
+        live = set(self.live())
+        for broker in adding:
+            if broker in live:
+                self._leader_and_isr(broker, topic, [pid], default_bytes_per_day(self.rng))
 
     def delete_topic(self, name: str) -> bool:
         """/admin/delete_topics/<t>; the controller deletes now, or halts while a replica's broker is offline."""

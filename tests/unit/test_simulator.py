@@ -29,6 +29,7 @@ from jobs.simulate.scenarios import CATALOGUE
 from jobs.simulate.simulation import SimParams
 from udfs import (
     collector,
+    kafka_uuid,
     metadata_log,
     partition_metadata,
     producer_state,
@@ -133,6 +134,10 @@ def _check_expected_against_bytes(root: str, finding: dict) -> None:
         else:
             assert on_disk not in image.topics and on_disk not in image.removed
             assert finding["topic_name"] not in image.names
+    elif check in ENSEMBLE_CHECKS:
+        _check_ensemble_against_bytes(root, finding)
+    elif check == "STUCK_REASSIGNMENT":
+        _check_stuck_reassignment_against_bytes(root, finding, with_log)
     elif check == "STRAY_DIR":
         path = _find_dir(root, finding["broker_id"], finding["log_dir"], finding["dir_name"])
         assert finding["dir_name"].endswith("-stray") and pm_result(path).ok
@@ -238,6 +243,62 @@ def _check_expected_against_bytes(root: str, finding: dict) -> None:
         assert held
 
 
+ENSEMBLE_CHECKS = ("DUPLICATE_DIRECTORY_ID", "RESERVED_DIRECTORY_ID", "NODE_CLUSTER_ID_MISMATCH", "NODE_ID_MISMATCH",
+                   "META_VERSION_MIXED")
+DAY_MS = 86_400_000
+
+
+def _check_ensemble_against_bytes(root: str, finding: dict) -> None:
+    """The meta.properties files themselves (read with Kafka's rules) show the ensemble fact; a node is the
+    capture folder holding its log dirs."""
+    check, broker = finding["check_id"], finding.get("broker_id")
+    views = log_dirs(root)
+    node = [v for v in views if os.path.basename(os.path.dirname(v.path)) == f"broker-{broker}"]
+    if check == "DUPLICATE_DIRECTORY_ID":
+        by_id = {}
+        for v in views:
+            by_id.setdefault(v.meta.directory_id, []).append(v)
+        shared = [vs for d, vs in by_id.items() if d is not None and len(vs) > 1]
+        assert shared
+        if broker is not None:
+            assert any(all(v.meta.node_id == broker for v in vs) for vs in shared)
+    elif check == "RESERVED_DIRECTORY_ID":
+        (view,) = [v for v in node if v.name == finding["log_dir"]]
+        assert view.meta.directory_id_reserved and kafka_uuid.is_reserved_directory_id(kafka_uuid.from_string(view.meta.directory_id))
+    elif check == "NODE_CLUSTER_ID_MISMATCH":
+        assert len({v.meta.cluster_id for v in node}) > 1
+    elif check == "NODE_ID_MISMATCH":
+        ids = {v.meta.node_id for v in node}
+        assert len(ids) > 1 and broker in ids
+    else:
+        assert {v.meta.version for v in node if v.meta.node_id == broker} == {0, 1}
+
+
+def _check_stuck_reassignment_against_bytes(root: str, finding: dict, with_log: bool) -> None:
+    """The reassignment began over a day before the capture and the broker it waits for is not in the ISR:
+    from the metadata log's records (KRaft) or the topic and state znodes (ZooKeeper)."""
+    capture_ms = _ms(capture_doc(root)["capture_time"])
+    topic, p, broker = finding["topic_name"], finding["partition"], finding["broker_id"]
+    if with_log:
+        segments, snapshots = copy_files(authoritative_copy(root))
+        recs = [r for path in snapshots[-1:] + segments for r in records(path) if r.data is not None]
+        topic_id = next(r.data["topicId"] for r in recs if r.type == "TOPIC_RECORD" and r.data["name"] == topic)
+        mine = [r for r in recs if r.type in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD")
+                and r.data.get("topicId") == topic_id and r.data.get("partitionId") == p]
+        setters = [r for r in mine if r.data.get("addingReplicas") is not None]
+        isr = [r.data["isr"] for r in mine if r.data.get("isr") is not None][-1]
+        start = setters[-1]
+        assert broker in start.data["addingReplicas"] and broker not in isr
+        assert capture_ms - start.timestamp > DAY_MS
+        return
+    with open(os.path.join(root, "zk", "zk-znodes.jsonl"), encoding="utf-8") as f:
+        nodes = {n["path"]: n for n in map(json.loads, f)}
+    znode = nodes[f"/brokers/topics/{topic}"]
+    state = json.loads(nodes[f"/brokers/topics/{topic}/partitions/{p}/state"]["data"])
+    assert broker in json.loads(znode["data"])["adding_replicas"][str(p)] and broker not in state["isr"]
+    assert capture_ms - znode["stat"]["mtime"] > DAY_MS
+
+
 @pytest.mark.parametrize("name", list(CATALOGUE))
 def test_every_scenario_decodes_and_its_ground_truth_is_in_the_bytes(capture, name):
     root = capture(name)
@@ -252,8 +313,11 @@ def test_every_scenario_decodes_and_its_ground_truth_is_in_the_bytes(capture, na
     assert counts["pm"] > 0 and counts["segments"] > 0
     if doc["mode"] != "zk" and doc.get("metadata_log_captured", True):
         assert counts["metadata_records"] > 0
+    mixed = {f["broker_id"] for f in expected["findings"] if f["check_id"] == "META_VERSION_MIXED"}
     for view in log_dirs(root):
-        assert view.meta.ok and view.meta.version == (0 if doc["mode"] in ("zk", "migration") else 1)
+        assert view.meta.ok
+        if view.meta.node_id not in mixed:
+            assert view.meta.version == (0 if doc["mode"] in ("zk", "migration") else 1)
     for finding in expected["findings"]:
         _check_expected_against_bytes(root, finding)
     assert not os.path.exists(os.path.join(root, command.WORK_DIR_NAME))
@@ -588,3 +652,22 @@ def test_cli_lists_validates_and_refuses_foreign_folders(tmp_path, capsys):
     assert command.main(["--scenario", "zk-healthy", "--out", str(ok), "--partitions-per-broker", "0"]) == 0
     assert command.main(["--scenario", "zk-healthy", "--out", str(ok)]) == 2
     assert command.main(["--scenario", "zk-healthy", "--out", str(ok), "--force"]) == 0
+
+
+def test_reassignment_in_progress_is_what_kafka_writes(tmp_path):
+    """KIP-455 left open: the KRaft start record carries replicas = target + removing with adding/removing (and
+    no completion follows); the ZooKeeper topic znode decodes (TopicZNode) to the same adding/removing maps."""
+    from jobs.simulate.simulation import Layout, Simulation
+    from jobs.simulate.zk import topic_znode
+
+    sim = Simulation("unit", SimParams(seed=3), Layout(partitions_per_broker=0), str(tmp_path))
+    sim.start_kraft_cluster()
+    sim.create_topic("t", 1, 3, replicas=[[1, 2, 3]])
+    sim.start_reassignment("t", 0, [1, 2, 4])
+    part = sim.live_topic("t").partitions[0]
+    assert (part.replicas, part.adding, part.removing, part.isr) == ([1, 2, 4, 3], [4], [3], [1, 2, 3])
+    assert sim.fleet[4].find("t", 0), "the adding broker creates its replica and starts fetching"
+    znode = zookeeper.decode_topic_znode(topic_znode({0: [1, 2, 4, 3], 1: [2, 3, 1]}, b"\x07" * 16,
+                                                     adding={0: [4]}, removing={0: [3]}))
+    assert znode.error is None and znode.partitions[0] == [1, 2, 4, 3]
+    assert znode.adding_replicas == {0: [4]} and znode.removing_replicas == {0: [3]}
