@@ -24,7 +24,8 @@ CHECK_IDS: Tuple[str, ...] = (
     "METADATA_LOG_DIVERGENCE", "METADATA_LOG_GAP",
     # restart_hazards
     # transactions
-    # leader_epochs
+    "LEADER_EPOCH_CHECKPOINT_UNREADABLE", "LEADER_EPOCH_NOT_MONOTONIC", "LEADER_EPOCH_DIVERGENCE",  # leader_epochs
+    "LEADER_EPOCH_AHEAD_OF_METADATA",
     # meta_properties
     # reassignments
 )

@@ -22,6 +22,7 @@ from jobs.tables import silver as silver_tables
 
 from . import checks_deletes, checks_log_dirs, checks_metadata, checks_producer_ids, checks_replicas
 from .catalogue import Catalogue, load_catalogue
+from .checks_leader_epochs import all_checks as leader_epoch_checks
 from .context import CheckContext
 from .findings import assemble
 from .frames import conform, conform_all, materialize
@@ -86,7 +87,8 @@ def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFr
     ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas,
                        log_dirs)
     parts = (checks_replicas.all_checks(ctx) + checks_log_dirs.all_checks(ctx) + checks_deletes.all_checks(ctx)
-             + checks_producer_ids.all_checks(ctx) + checks_metadata.all_checks(ctx))
+             + checks_producer_ids.all_checks(ctx) + checks_metadata.all_checks(ctx)
+             + leader_epoch_checks(ctx))
     findings = materialize(assemble(parts, catalogue, brokers, cluster, capture_id, run_id, capture_time))
     out = {name: conform(_with_run(df, capture_id, run_id, cluster), specs[name]) for name, df in silver.items()}
     return ReconcileResult(out, findings, cluster, view.mode, catalogue)
