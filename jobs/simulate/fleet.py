@@ -53,6 +53,7 @@ class Replica:
     producer_batches: List[ProducerBatch] = field(default_factory=list)
     leader_epoch: int = 0
     lag_ms: int = 0  # a lagging follower is this far behind the leader
+    epoch_content: Optional[bytes] = None  # leader-epoch-checkpoint bytes when not the partition's history
 
     def is_current(self) -> bool:
         return self.kind == "partition"
