@@ -769,4 +769,5 @@ def names() -> List[str]:
     return list(CATALOGUE)
 
 
+from . import scenarios_epochs  # noqa: E402,F401,I001  (registers the leader-epoch scenarios)
 from . import scenarios_topologies  # noqa: E402,F401  (registers the production-topology scenarios)
