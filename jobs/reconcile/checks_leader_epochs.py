@@ -27,6 +27,8 @@ SKIPPED_LOG_DIR_STATES = ("foreign", "decommissioned")  # their own findings; th
 # KafkaStorageException (log dir offline); the messages below are exceptions nothing catches (the log fails)
 KAFKA_READ_KINDS = ("malformed_line", "bad_version", "record_count_mismatch", "invalid_utf8")
 UNCAUGHT_PREFIXES = ("For input string", "Illegal Capacity", "Received invalid partition leader epoch entry")
+ALWAYS_COMPACTED = ("__consumer_offsets", "__transaction_state")  # created with cleanup.policy=compact
+TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 
 
 def _loaded_dirs(ctx: CheckContext, kinds=LOADED_KINDS) -> DataFrame:
@@ -136,11 +138,28 @@ def not_monotonic(ctx: CheckContext) -> DataFrame:
 
 # ---------------------------------------------------------------------------------------------- divergence
 
+def _compacted_topics(ctx: CheckContext) -> DataFrame:
+    """Topic names whose cleanup.policy says compact anywhere in the capture (a KRaft ConfigRecord, a ZooKeeper
+    /config/topics znode), plus Kafka's internal compacted topics."""
+    compact = F.lower(F.col("_policy")).contains("compact")
+    kraft = ctx.bronze["bronze_metadata_records"].filter(
+        (F.col("record_type") == "CONFIG_RECORD") & (F.col("config_resource_type") == TOPIC_RESOURCE)
+        & (F.col("config_name") == "cleanup.policy")).select(
+        F.col("config_resource_name").alias("topic_name"), F.col("config_value").alias("_policy"))
+    zk = ctx.bronze["bronze_zk_events"].filter(F.col("event_type") == "topic_config").select(
+        "topic_name", F.from_json(F.get_json_object("payload_json", "$.config"), "map<string,string>")[
+            "cleanup.policy"].alias("_policy"))
+    internal = ctx.spark.createDataFrame([(t,) for t in ALWAYS_COMPACTED], "topic_name string")
+    return kraft.unionByName(zk).filter(compact).select("topic_name").unionByName(internal).distinct()
+
+
 def divergence(ctx: CheckContext) -> DataFrame:
     """Same epoch, different start offsets, on two live replicas of one partition. A file's first kept entry
     may have been moved up to that replica's log start (LeaderEpochFileCache.truncateFromStart), so it only
-    counts when it starts *before* the other replica's (non-first) entry; two first entries never count."""
-    e = _kept_entries(ctx)
+    counts when it starts *before* the other replica's (non-first) entry; two first entries never count.
+    Compacted topics are left out: the cleaner may drop an epoch's first batches before a new replica copies
+    the log, which then records the epoch at its first surviving batch."""
+    e = _kept_entries(ctx).join(F.broadcast(_compacted_topics(ctx)), "topic_name", "left_anti")
     key = F.concat_ws("|", F.col("broker_id").cast("string"), F.col("log_dir"), F.col("dir_name"))
     e = e.withColumn("_key", key)
     a = e.select(*[F.col(c).alias(f"a_{c}") for c in e.columns])
