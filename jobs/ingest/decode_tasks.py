@@ -26,7 +26,8 @@ UNIT_DDL = "kind string, root string, path string, display string, size long, he
 # specific reason (unsafe_member, truncated_pack, ...)
 PACK_ERROR_KINDS = {kind: kind for kind in collector.PACK_ERROR_KINDS}
 CONTENT_TABLES = ("bronze_log_dirs", "bronze_dir_entries", "bronze_metadata_records", "bronze_producer_states",
-                  "bronze_offset_checkpoints", "bronze_zk_events", "bronze_reported_replicas")
+                  "bronze_offset_checkpoints", "bronze_zk_events", "bronze_reported_replicas",
+                  "bronze_leader_epochs")
 
 
 def is_local(root: str) -> bool:

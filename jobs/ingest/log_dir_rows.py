@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
 
-from udfs import log_dir_names, metadata_log, properties_files, record_batch
+from udfs import leader_epochs, log_dir_names, metadata_log, properties_files, record_batch
 from udfs.collector import (
     DEFAULT_MAX_METADATA_FILE_BYTES,
     DEFAULT_SEGMENT_SCAN_BYTES,
@@ -57,6 +57,13 @@ def partition_metadata(data: bytes, path: str):
 
 def leader_epoch_error(data: bytes, path: str) -> Optional[DecodeError]:
     return None if _leader_epochs_ok(data) else properties_files.parse_leader_epoch_checkpoint(data, path).error
+
+
+@lru_cache(maxsize=4096)
+def leader_epochs_loaded(data: bytes):
+    """(entries as (epoch, start offset), what LeaderEpochFileCache's load does with them) of a file that parses."""
+    entries = tuple((e.epoch, e.start_offset) for e in properties_files.parse_leader_epoch_checkpoint(data).entries)
+    return entries, leader_epochs.load(entries)
 
 # classify_partition_file kind -> bronze_ingest_files.file_kind (data/metadata segments told apart by folder)
 CHILD_FILE_KINDS = {
@@ -152,6 +159,7 @@ class _OpenDir:
     producer_rows: List[dict] = field(default_factory=list)
     classified: Any = None  # log_dir_names.EntryName of this dir, read once
     summaries: Dict[int, tuple] = field(default_factory=dict)  # segment base -> (summary, .log size, path)
+    epoch_rows: List[dict] = field(default_factory=list)  # leader-epoch-checkpoint entries, topic_id added at close
 
     def add_mtime(self, mtime_ms: Optional[int]) -> None:
         if mtime_ms is not None and (self.newest_mtime_ms is None or mtime_ms > self.newest_mtime_ms):
@@ -339,11 +347,7 @@ class LogDirDecoder:
             elif pf.kind == "producer_snapshot" and pf.state is None:
                 self._producer_snapshot(entry, outcome, parent, pf.offset)
             elif pf.kind == "leader_epoch_checkpoint" and pf.state is None:
-                data = self._content(entry, outcome)
-                if data is not None:
-                    error = leader_epoch_error(bytes(data), self._kafka_path(entry["path"]))
-                    if error is not None:
-                        outcome.fail(error)
+                self._leader_epochs(entry, outcome, parent)
             elif pf.kind == "quorum_state" and pf.state is None:
                 data = self._content(entry, outcome)
                 if data is not None:
@@ -356,6 +360,28 @@ class LogDirDecoder:
         if current.classified is None:
             current.classified = log_dir_names.classify_entry(current.name, is_dir=True, log_dir=self.kafka_log_dir)
         return current.classified
+
+    def _leader_epochs(self, entry: Dict[str, Any], outcome: FileOutcome, parent: str) -> None:
+        """The entries of a leader-epoch-checkpoint Kafka can load; a file it cannot is quarantined, no rows."""
+        data = self._content(entry, outcome)
+        if data is None:
+            return
+        error = leader_epoch_error(bytes(data), self._kafka_path(entry["path"]))
+        if error is not None:
+            outcome.fail(error)
+            return
+        entries, loaded = leader_epochs_loaded(bytes(data))
+        if loaded.error is not None:
+            outcome.fail(loaded.error)
+            return
+        classified = self._classified(self.current)
+        for position, (epoch, start) in enumerate(entries):
+            self.current.epoch_rows.append({
+                "log_dir": self.log_dir, "entry_name": parent, "topic": classified.topic,
+                "partition": classified.partition, "position": position, "epoch": epoch, "start_offset": start,
+                "kafka_keeps": loaded.kept[position], "source_file": self._path(entry["path"]),
+            })
+        outcome.rows = len(entries)
 
     def _close_dir(self, entry: Dict[str, Any], name: str) -> None:
         current = self.current if self.current is not None and self.current.name == name else _OpenDir(name)
@@ -391,6 +417,9 @@ class LogDirDecoder:
         for row in current.producer_rows:
             row["topic_id"] = topic_id
             self.sink.add("bronze_producer_states", row)
+        for row in current.epoch_rows:
+            row["topic_id"] = topic_id
+            self.sink.add("bronze_leader_epochs", row)
 
     # ------------------------------------------------------------------ decoders
     def _metadata_file(self, entry: Dict[str, Any], outcome: FileOutcome, section: str, copy_id: str,

@@ -254,6 +254,8 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
         bronze.OFFSET_CHECKPOINTS.name: _conform(part(bronze.OFFSET_CHECKPOINTS.name), bronze.OFFSET_CHECKPOINTS, c, r),
         bronze.ZK_EVENTS.name: _conform(part(bronze.ZK_EVENTS.name), bronze.ZK_EVENTS, c, r),
         bronze.REPORTED_REPLICAS.name: _conform(part(bronze.REPORTED_REPLICAS.name), bronze.REPORTED_REPLICAS, c, r),
+        bronze.LEADER_EPOCHS.name: _conform(with_identity(part(bronze.LEADER_EPOCHS.name), ["broker_id"]),
+                                            bronze.LEADER_EPOCHS, c, r),
     }
     result = IngestResult(capture_id, run_id, resolved_time, time_source, tables, len(units), len(tasks),
                           rows_emitted, file_status, auth is not None, persisted)

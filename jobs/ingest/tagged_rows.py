@@ -38,6 +38,7 @@ EMITTED: Tuple[TableSpec, ...] = (
     bronze.INGEST_FILES, bronze.LOG_DIRS, bronze.DIR_ENTRIES, bronze.METADATA_RECORDS, bronze.METADATA_BATCHES,
     bronze.PRODUCER_STATES, bronze.OFFSET_CHECKPOINTS,
     bronze.ZK_EVENTS, bronze.REPORTED_REPLICAS, FACTS,
+    bronze.LEADER_EPOCHS,
 )
 BY_NAME: Dict[str, TableSpec] = {t.name: t for t in EMITTED}
 

@@ -223,6 +223,11 @@ def _bronze_and_silver_rules() -> Dict[str, List[Rule]]:
         "bronze_reported_replicas": [],
         "bronze_producer_states": [],
         "bronze_offset_checkpoints": [],
+        "bronze_leader_epochs": [
+            _unique(("capture_id", "source_file", "position"), "one row per leader-epoch-checkpoint entry"),
+            _at_least("epoch", 0, "a negative epoch fails Kafka's load: ingest quarantines the file instead"),
+            _at_least("start_offset", 0, "a negative start offset fails Kafka's load: the file is quarantined"),
+        ],
         "silver_brokers": [
             _unique(("capture_id", "broker_id"), "one row per broker"),
             _in_set("state", ("active", "fenced", "controlled_shutdown", "unregistered", "controller", "absent"),

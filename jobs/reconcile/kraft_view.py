@@ -25,6 +25,12 @@ def live_topics(ml: MetadataLog) -> DataFrame:
             .groupBy("topic_id").agg(F.max_by("topic_name", "pos").alias("topic_name")))
 
 
+def _record_leader_epoch():
+    """A PartitionRecord's LeaderEpoch from its payload (Kafka's JSON, with or without the ``data`` wrapper)."""
+    return F.coalesce(F.get_json_object("payload_json", "$.leaderEpoch"),
+                      F.get_json_object("payload_json", "$.data.leaderEpoch")).cast("int")
+
+
 def assignments(ml: MetadataLog) -> DataFrame:
     """The image's partitions of live topics: replicas, isr, leader, adding/removing, directories."""
     parts = _type(ml.image, "PARTITION_RECORD", "PARTITION_CHANGE_RECORD").filter(F.col("topic_id").isNotNull())
@@ -44,6 +50,9 @@ def assignments(ml: MetadataLog) -> DataFrame:
         last("adding_replicas").alias("adding_replicas"),
         last("removing_replicas").alias("removing_replicas"),
         last("directories").alias("directories"),
+        F.max_by(_record_leader_epoch(), F.when(F.col(T) == "PARTITION_RECORD", F.col("pos"))).alias("_epoch0"),
+        F.count(F.when((F.col(T) == "PARTITION_CHANGE_RECORD") & F.col("leader").isNotNull()
+                       & (F.col("leader") != -2), True)).alias("_epoch_bumps"),
         F.max("pos").alias("_last_pos"),
         F.max_by("append_time", "pos").alias("_last_time"),
     )
@@ -54,7 +63,8 @@ def assignments(ml: MetadataLog) -> DataFrame:
                     "replicas", "isr", "leader", "adding_replicas", "removing_replicas", "directories",
                     F.when(F.col("_last_pos") >= 0, F.col("_last_pos")).alias("last_change_offset"),
                     F.when(F.col("_last_pos") >= 0, F.col("_last_time")).alias("last_change_time"),
-                    F.lit(False).alias("marked_for_deletion"), F.lit("kraft").alias("source")))
+                    F.lit(False).alias("marked_for_deletion"), F.lit("kraft").alias("source"),
+                    (F.col("_epoch0") + F.col("_epoch_bumps")).cast("int").alias("leader_epoch")))
 
 
 def incarnations(ml: MetadataLog) -> DataFrame:

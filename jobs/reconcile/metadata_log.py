@@ -26,7 +26,7 @@ REPLAY_COLUMNS = ("offset", "batch_base_offset", "leader_epoch", "append_time", 
                   "topic_id", "topic_name", "partition_id", "broker_id", "broker_epoch", "replicas", "isr", "leader",
                   "removing_replicas", "adding_replicas", "directories", "fenced", "next_producer_id",
                   "zk_migration_state", "error_kind", "source_file", "snapshot_end_offset")
-PAYLOAD_KEPT_FOR = ("PRODUCER_IDS_RECORD", "SNAPSHOT_HEADER")
+PAYLOAD_KEPT_FOR = ("PRODUCER_IDS_RECORD", "SNAPSHOT_HEADER", "PARTITION_RECORD")  # LeaderEpoch: kraft_view
 
 
 def _slim(df: DataFrame) -> DataFrame:

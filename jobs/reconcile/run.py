@@ -22,6 +22,7 @@ from jobs.tables import silver as silver_tables
 
 from . import (
     checks_deletes,
+    checks_leader_epochs,
     checks_log_dirs,
     checks_meta_properties,
     checks_metadata,
@@ -98,7 +99,8 @@ def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFr
     parts = (checks_replicas.all_checks(ctx) + checks_log_dirs.all_checks(ctx) + checks_deletes.all_checks(ctx)
              + checks_producer_ids.all_checks(ctx) + checks_metadata.all_checks(ctx)
              + checks_restart_hazards.all_checks(ctx) + checks_transactions.all_checks(ctx)
-             + checks_meta_properties.all_checks(ctx) + checks_reassignments.all_checks(ctx))
+             + checks_meta_properties.all_checks(ctx) + checks_reassignments.all_checks(ctx)
+             + checks_leader_epochs.all_checks(ctx))
     findings = materialize(assemble(parts, catalogue, brokers, cluster, capture_id, run_id, capture_time))
     out = {name: conform(_with_run(df, capture_id, run_id, cluster), specs[name]) for name, df in silver.items()}
     return ReconcileResult(out, findings, cluster, view.mode, catalogue)

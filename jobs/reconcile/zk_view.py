@@ -127,6 +127,7 @@ def assignments(events: DataFrame) -> DataFrame:
                       F.coalesce(F.col("partition"), F.regexp_extract("zk_path", STATE_PATH, 2).cast("int")).alias("partition"),
                       F.from_json(F.get_json_object("payload_json", "$.isr"), "array<int>").alias("isr"),
                       F.get_json_object("payload_json", "$.leader").cast("int").alias("leader"),
+                      F.get_json_object("payload_json", "$.leader_epoch").cast("int").alias("leader_epoch"),
                       F.col("event_time").alias("state_time"))
               .dropDuplicates(["topic_name", "partition"]))
     counts = topics.groupBy("topic_name").agg(F.count("*").cast("int").alias("partition_count"))
@@ -140,7 +141,7 @@ def assignments(events: DataFrame) -> DataFrame:
                     F.lit(None).cast("long").alias("last_change_offset"),
                     F.greatest("event_time", "state_time").alias("last_change_time"),
                     F.coalesce("_marked", F.lit(False)).alias("marked_for_deletion"),
-                    F.lit("zookeeper").alias("source")))
+                    F.lit("zookeeper").alias("source"), "leader_epoch"))
 
 
 def brokers(events: DataFrame) -> DataFrame:

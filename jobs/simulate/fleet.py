@@ -57,6 +57,7 @@ class Replica:
     # recovery-point entries of this dir), and a newest segment cut short of its index by this many bytes
     checkpoint_offsets: Dict[str, int] = field(default_factory=dict)
     cut_short_bytes: int = 0
+    epoch_content: Optional[bytes] = None  # leader-epoch-checkpoint bytes when not the partition's history
 
     def is_current(self) -> bool:
         return self.kind == "partition"

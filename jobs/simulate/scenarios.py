@@ -772,5 +772,6 @@ def names() -> List[str]:
     return list(CATALOGUE)
 
 
-# registers the production-topology, meta.properties, reassignment, restart-hazard and transaction scenarios
-from . import scenarios_ensemble, scenarios_hazards, scenarios_topologies  # noqa: E402,F401
+# registers the production-topology, meta.properties, reassignment, restart-hazard, transaction and
+# leader-epoch scenarios
+from . import scenarios_ensemble, scenarios_epochs, scenarios_hazards, scenarios_topologies  # noqa: E402,F401

@@ -20,7 +20,8 @@ from udfs.log_index import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 from . import codec, dump_log
 from .background import MEAN_RECORD_BYTES, Background
 from .clock import SECOND, iso_utc
-from .fleet import Broker, LogDir, OtherEntry, Replica, replica_size
+from .epoch_history import EpochHistories, current_leader_epoch, replica_offsets
+from .fleet import Broker, LogDir, OtherEntry, Replica
 from .metalog import (
     CopyPlan,
     MetadataLog,
@@ -137,11 +138,12 @@ def with_log_end(head: bytes, base: int, leo: int, topic: str, partition: int, t
     return head + codec.data_batch(_values(topic, partition, leo - 1, 1, ts), leo - 1, leader_epoch)
 
 
-def scenario_replica_files(replica: Replica, capture_ms: int, leader_epoch: int) -> ReplicaFiles:
-    """Segments sized from the replica's write rate and lifetime; producer batches are real batches."""
-    size, log_start, leo = replica_size(replica, capture_ms)
+def scenario_replica_files(replica: Replica, capture_ms: int, leader_epoch: int,
+                           epochs: Optional[List[Tuple[int, int]]] = None) -> ReplicaFiles:
+    """Segments sized from the replica's write rate and lifetime; producer batches are real batches.
+    ``epochs``: the leader-epoch-checkpoint entries (default: epoch 0 from the log start)."""
+    size, log_start, leo = replica_offsets(replica, capture_ms)
     produced = sum(b.count + (1 if b.transactional and b.committed is not None else 0) for b in replica.producer_batches)
-    leo = max(leo, log_start + produced + 3)
     segment_count = max(1, -(-size // SEGMENT_BYTES))
     per_segment = max(1, (leo - log_start) // segment_count)
     written = replica.stopped_ms if replica.stopped_ms is not None else capture_ms
@@ -189,9 +191,11 @@ def scenario_replica_files(replica: Replica, capture_ms: int, leader_epoch: int)
         last.active = False
     else:
         last.active = replica.is_current()
-    files = ReplicaFiles(None, segments, codec.leader_epoch_checkpoint([(0, 0)] + (
-        [(leader_epoch, log_start + (leo - log_start) // 2)] if leader_epoch > 0 else [])), log_end=leo,
-        log_start=log_start)
+    if replica.epoch_content is not None:
+        epoch_file = replica.epoch_content
+    else:
+        epoch_file = codec.leader_epoch_checkpoint(epochs if epochs is not None else [(0, log_start)])
+    files = ReplicaFiles(None, segments, epoch_file, log_end=leo, log_start=log_start)
     if snapshot_entries:
         files.producer_snapshots.append((leo, codec.producer_snapshot(list(snapshot_entries.values()))))
     if replica.pm_content is not None:
@@ -258,6 +262,7 @@ class CaptureWriter:
         self.stats = {"replica_dirs": 0, "background_replica_dirs": 0}
         self.plans: Dict[int, CopyPlan] = {}  # broker -> what its metadata-log copy holds
         self.encoded: Dict[int, str] = {}  # snapshot end offset -> master file path (shared by every copy)
+        self.epochs = EpochHistories(sim)  # every replica's leader-epoch-checkpoint, from its partition's history
 
     def broker_dir(self, broker_id: int) -> str:
         return os.path.join(self.tree_root, self.sim.fleet[broker_id].folder)
@@ -329,18 +334,15 @@ class CaptureWriter:
     # ---- scenario entries ----
 
     def _leader_epoch(self, replica: Replica) -> int:
-        if self.sim.kraft is not None and replica.topic_id in self.sim.kraft.image.topics:
-            part = self.sim.kraft.image.topics[replica.topic_id].partitions.get(replica.partition)
-            if part is not None:
-                return part.leader_epoch
-        return replica.leader_epoch
+        return current_leader_epoch(self.sim, replica)
 
     def _scenario_entries(self, broker: Broker, log_dir: LogDir, fd: int) -> None:
         for name, entry in sorted(log_dir.entries.items()):
             if isinstance(entry, OtherEntry):
                 self._other_entry(fd, entry)
                 continue
-            files = scenario_replica_files(entry, self.sim.capture_ms, self._leader_epoch(entry))
+            files = scenario_replica_files(entry, self.sim.capture_ms, self._leader_epoch(entry),
+                                           self.epochs.of(entry))
             written = entry.stopped_ms if entry.stopped_ms is not None else self.broker_written_ms(broker)
             write_replica(self.tree, fd, name, files, entry.created_ms, max(entry.created_ms, written),
                           preallocate=broker.running and entry.is_current())

@@ -297,5 +297,29 @@ REPORTED_REPLICAS = TableSpec(
     ),
 )
 
-TABLES = (INGEST_FILES, LOG_DIRS, DIR_ENTRIES, METADATA_RECORDS, METADATA_BATCHES, METADATA_COPIES, PRODUCER_STATES, OFFSET_CHECKPOINTS, ZK_EVENTS,
-          REPORTED_REPLICAS)
+LEADER_EPOCHS = TableSpec(
+    name="bronze_leader_epochs",
+    layer="bronze",
+    description="One row per entry of a replica dir's leader-epoch-checkpoint that parses (a file Kafka cannot "
+    "read gives no rows: it is quarantined in bronze_ingest_files with Kafka's message).",
+    keys=("capture_id", "source_file", "position"),
+    partition_by=("capture_id",),
+    columns=cols(
+        *RUN_COLS,
+        ("broker_id", "int", "from the log dir's meta.properties"),
+        ("log_dir", "string", ""),
+        ("entry_name", "string", "replica dir holding the file"),
+        ("topic", "string", ""),
+        ("partition", "int", ""),
+        ("topic_id", "string", "from the replica dir's partition.metadata (null when missing or bad)"),
+        ("position", "int", "0-based index of the entry in the file"),
+        ("epoch", "int", "leader epoch"),
+        ("start_offset", "long", "first offset of the epoch in this replica's log"),
+        ("kafka_keeps", "boolean", "LeaderEpochFileCache keeps the entry when it loads the file (it drops "
+         "entries that break the order of epochs and start offsets)"),
+        ("source_file", "string", ""),
+    ),
+)
+
+TABLES = (INGEST_FILES, LOG_DIRS, DIR_ENTRIES, METADATA_RECORDS, METADATA_BATCHES, METADATA_COPIES, PRODUCER_STATES,
+          OFFSET_CHECKPOINTS, ZK_EVENTS, REPORTED_REPLICAS, LEADER_EPOCHS)

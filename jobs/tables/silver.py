@@ -91,6 +91,8 @@ PARTITION_ASSIGNMENTS = TableSpec(
         ("last_change_time", "timestamp", ""),
         ("marked_for_deletion", "boolean", "ZooKeeper delete pending for the topic"),
         ("source", "string", "kraft or zookeeper"),
+        ("leader_epoch", "int", "current leader epoch (KRaft: PartitionRecord LeaderEpoch + 1 per PartitionChangeRecord "
+         "that sets Leader; ZooKeeper: the state znode's leader_epoch); null when the image does not say"),
     ),
 )
 

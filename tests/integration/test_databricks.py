@@ -57,7 +57,7 @@ def test_dashboard_sql_agrees_with_the_run_summary(demo_run, spark):
 
     store = DeltaStore.from_config(spark, load_config(overrides=[f"storage.root={demo_run['tables']}"]))
     assert set(DASHBOARD_QUERIES) == {"open_findings_by_severity_over_time", "bytes_reclaimable_by_broker",
-                                      "critical_findings_now", "data_quality_results"}
+                                      "critical_findings_now", "data_quality_results", "open_findings_by_family"}
     by_sev = {r["severity"]: r["open_findings"]
               for r in run_query(spark, store, "open_findings_by_severity_over_time").collect()}
     assert by_sev == demo_run["summary"]["counts"]["by_severity"]
@@ -70,6 +70,16 @@ def test_dashboard_sql_agrees_with_the_run_summary(demo_run, spark):
     assert brokers == reclaim["by_broker"] and sum(brokers.values()) == reclaim["total"] > 0
     run_row = store.read("gold_run_summary").where(f"run_id = '{demo_run['summary']['run_id']}'").collect()
     assert [r["bytes_reclaimable"] for r in run_row] == [reclaim["total"]]
+    from jobs.reconcile.catalogue import default_catalogue
+
+    catalogue = default_catalogue()
+    by_family = {}
+    for check_id, count in demo_run["summary"]["counts"]["by_check"].items():
+        by_family[catalogue[check_id].family] = by_family.get(catalogue[check_id].family, 0) + count
+    families = {}
+    for r in run_query(spark, store, "open_findings_by_family").collect():
+        families[r["family"]] = families.get(r["family"], 0) + r["open_findings"]
+    assert families == by_family and "other" not in families
     dq = run_query(spark, store, "data_quality_results").collect()
     assert dq and all(r["failed"] == 0 for r in dq)
     assert sum(r["expectations"] for r in dq) == demo_run["summary"]["dq"]["expectations"]

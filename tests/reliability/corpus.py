@@ -517,6 +517,24 @@ def leader_epoch_checkpoint_bad_count() -> Built:
     return Built(("\n".join(good) + "\n").encode())
 
 
+def leader_epoch_checkpoint_negative_epoch() -> Built:
+    """Parses, but LeaderEpochFileCache.assign throws IllegalArgumentException on load (the log fails)."""
+    return Built(write_leader_epoch_checkpoint([(0, 0), (-1, 6)]), line=4)
+
+
+def leader_epoch_checkpoint_epoch_not_a_number() -> Built:
+    """Integer.parseInt in the formatter: a NumberFormatException Kafka does not wrap (the log fails)."""
+    return Built(b"0\n2\n0 0\nseven 6\n", line=4)
+
+
+def leader_epoch_checkpoint_three_fields() -> Built:
+    return Built(b"0\n1\n0 0 12\n", line=3)
+
+
+def leader_epoch_checkpoint_version_1() -> Built:
+    return Built(b"1\n1\n0 0\n", line=1)
+
+
 def dump_log_garbage() -> Built:
     text = ("Dumping /var/lib/kafka/__cluster_metadata-0/00000000000000000000.log\n"
             "Log starting offset: 0\n"
@@ -744,6 +762,15 @@ CASES: tuple = (
          "log_dir", "recovery-point-offset-checkpoint", "checkpoint"),
     Case("leader_epoch_checkpoint_bad_count", "leader_epoch_checkpoint", leader_epoch_checkpoint_bad_count,
          "record_count_mismatch", 2, "replica", "leader-epoch-checkpoint", "checkpoint"),
+    Case("leader_epoch_checkpoint_negative_epoch", "leader_epoch_checkpoint", leader_epoch_checkpoint_negative_epoch,
+         "malformed_line", 1, "replica", "leader-epoch-checkpoint", "checkpoint"),
+    Case("leader_epoch_checkpoint_epoch_not_a_number", "leader_epoch_checkpoint",
+         leader_epoch_checkpoint_epoch_not_a_number, "malformed_line", 1, "replica", "leader-epoch-checkpoint",
+         "checkpoint"),
+    Case("leader_epoch_checkpoint_three_fields", "leader_epoch_checkpoint", leader_epoch_checkpoint_three_fields,
+         "malformed_line", 0, "replica", "leader-epoch-checkpoint", "checkpoint"),
+    Case("leader_epoch_checkpoint_version_1", "leader_epoch_checkpoint", leader_epoch_checkpoint_version_1,
+         "bad_version", 0, "replica", "leader-epoch-checkpoint", "checkpoint"),
     # loose files
     Case("dump_log_garbage_line", "dump_log_text", dump_log_garbage, "malformed_line", 0, "loose",
          "metadata-dump.txt", "dump_log_text"),

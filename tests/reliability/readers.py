@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List
 
-from udfs import dump_log_text, log_dirs_describe, metadata_log, record_batch, zookeeper
+from udfs import dump_log_text, leader_epochs, log_dirs_describe, metadata_log, record_batch, zookeeper
 from udfs.collector import read_pack
 from udfs.errors import DecodeError
 from udfs.partition_metadata import read_partition_metadata
@@ -119,8 +119,14 @@ def offset_checkpoint(data) -> Outcome:
 
 
 def leader_epoch_checkpoint(data) -> Outcome:
+    """The parse, then LeaderEpochFileCache's load (which rejects a negative epoch or start offset)."""
     result = parse_leader_epoch_checkpoint(bytes(data))
-    return Outcome([result.error] if result.error is not None else [], len(result.entries))
+    if result.error is not None:
+        return Outcome([result.error], len(result.entries))
+    loaded = leader_epochs.load([(e.epoch, e.start_offset) for e in result.entries])
+    if loaded.error is not None:
+        return Outcome([loaded.error], loaded.error.line - 3)
+    return Outcome([], len(result.entries))
 
 
 def _lines(data) -> List[str]:

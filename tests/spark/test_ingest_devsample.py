@@ -263,3 +263,26 @@ def test_log_end_offsets_are_where_kafkas_batches_end(ingested, expected):
         assert all(r["tail_scanned"] for r in dirs)
         compared += 1
     assert compared >= 4
+def test_leader_epoch_rows_are_what_the_files_say_and_reconcile_finds_nothing_wrong(spark, ingested, devsample_dir):
+    """The Kafka-written leader-epoch-checkpoints, read as plain text, are exactly the bronze rows (with each
+    row's topic id from its dir's partition.metadata); reconciling this real ingest gives no leader-epoch finding."""
+    from bronze_builders import to_frames
+    from epoch_files import epoch_files_as_written, epoch_rows
+
+    from jobs.reconcile import run_reconcile
+
+    result, rows, _ = ingested
+    epochs = rows["bronze_leader_epochs"]
+    assert epoch_rows(epochs) == epoch_files_as_written(devsample_dir) and len(epochs) == len(epoch_rows(epochs))
+    ids = {(r["log_dir"], r["entry_name"]): r["topic_id"] for r in rows["bronze_dir_entries"]}
+    assert all(r["topic_id"] == ids[(r["log_dir"], r["entry_name"])] for r in epochs)
+    assert {r["topic_id"] for r in epochs if r["entry_name"] == "__cluster_metadata-0"} == {"AAAAAAAAAAAAAAAAAAAAAQ"}
+    metadata = [(r["epoch"], r["start_offset"]) for r in epochs
+                if r["log_dir"] == "broker-104/kafka-logs" and r["entry_name"] == "__cluster_metadata-0"]
+    assert sorted(metadata) == [(1, 0), (2, 44)]
+    recon = run_reconcile(spark, load_config(env={}), to_frames(spark, rows), "devsample", "run-1",
+                          result.capture_time)
+    assert [f.check_id for f in recon.findings.collect() if f.check_id.startswith("LEADER_EPOCH_")] == []
+    asg = {(r["topic_name"], r["partition"]): r["leader_epoch"]
+           for r in recon.silver["silver_partition_assignments"].collect()}
+    assert asg and all(epoch is not None and epoch >= 0 for epoch in asg.values())

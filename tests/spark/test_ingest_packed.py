@@ -67,7 +67,8 @@ def raw_and_packed(spark, tmp_path_factory, devsample_dir: Path):
 
 
 @pytest.mark.parametrize("table", ["bronze_log_dirs", "bronze_dir_entries", "bronze_metadata_records",
-                                   "bronze_metadata_copies", "bronze_producer_states", "bronze_ingest_files"])
+                                   "bronze_metadata_copies", "bronze_producer_states", "bronze_ingest_files",
+                                   "bronze_leader_epochs"])
 def test_raw_tree_and_packs_give_identical_rows(raw_and_packed, table):
     raw = raw_and_packed["raw"][table]
     packed = raw_and_packed["packed"][table]

@@ -58,6 +58,16 @@ def test_devsample_silver(result, devsample_dir):
     assert asg[("inventory", 2)]["directories"] == ["lN3lRvnfkq_EW15qh9aZEA", "dY8vSxKUoccnQSccqw4OyQ",
                                                     "Pt-uz-EuG-YYlKGr7dcT1Q"]
     assert asg[("inventory", 1)]["isr"] == [104] and asg[("inventory", 1)]["leader"] == 104
+    # leader epoch: the PartitionRecord's LeaderEpoch + 1 per PartitionChangeRecord that sets Leader (the whole log)
+    epochs = {}
+    for r in sorted(truth["metadataLog"]["records"], key=lambda r: r["offset"]):
+        key = (r["data"].get("topicId"), r["data"].get("partitionId"))
+        if r["type"] == "PARTITION_RECORD":
+            epochs[key] = r["data"]["leaderEpoch"]
+        elif r["type"] == "PARTITION_CHANGE_RECORD" and "leader" in r["data"]:
+            epochs[key] += 1
+    got = {(r["topic_id"], r["partition"]): r["leader_epoch"] for r in asg.values()}
+    assert got == {k: epochs[k] for k in got} and got[(live["inventory"], 1)] == 2
     assert asg[("events", 1)]["directories"][0] == "Pt-uz-EuG-YYlKGr7dcT1Q"
     blocks = sorted((r["first_producer_id"], r["last_producer_id"], r["broker_id"])
                     for r in s["silver_producer_id_blocks"].filter("is_allocation").collect())

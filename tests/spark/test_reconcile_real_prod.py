@@ -13,6 +13,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from epoch_files import epoch_files_as_written, epoch_rows
 
 from jobs.config import load_config
 from jobs.reconcile import run_reconcile
@@ -45,10 +46,23 @@ def runs(spark, tmp_path_factory):
             findings = [r.asDict() for r in result.findings.collect()]
             log_dirs = [r.asDict() for r in result.silver["silver_log_dirs"].collect()]
             brokers = [r.asDict() for r in result.silver["silver_brokers"].collect()]
+            epochs = [r.asDict() for r in ingest.tables["bronze_leader_epochs"].collect()]
         finally:
             ingest.release()
         out[name] = (truth, findings, log_dirs, brokers)
+        out[(name, "leader_epochs")] = (epoch_files_as_written(root), epochs)
     return out
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_leader_epoch_rows_are_what_the_real_files_say(runs, name):
+    """Kafka-written leader-epoch-checkpoints: one row per entry line, as written, every one kept on load."""
+    written, rows = runs[(name, "leader_epochs")]
+    got = epoch_rows(rows)
+    assert len(rows) == len(got) and got == written
+    assert written and all(r["kafka_keeps"] and r["broker_id"] is not None for r in rows)
+    _, findings, _, _ = runs[name]
+    assert [f for f in findings if f["check_id"].startswith("LEADER_EPOCH_")] == []
 
 
 def _dir_id(truth: dict, broker: int, dir_name: str) -> str:

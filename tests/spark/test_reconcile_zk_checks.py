@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from bronze_builders import Cluster
+from epoch_files import epoch_files_as_written, epoch_rows
 
 from jobs.config import load_config
 from jobs.reconcile import run_reconcile
@@ -145,8 +146,16 @@ def test_real_z2_capture_gives_only_the_stuck_delete(spark, tmp_path, fixtures_d
         result = run_reconcile(spark, cfg, ingest.tables, "z2", "run-z2", ingest.capture_time)
         findings = [r.asDict() for r in result.findings.collect()]
         states = {r["broker_id"]: r["state"] for r in result.silver["silver_brokers"].collect()}
+        epochs = [r.asDict() for r in ingest.tables["bronze_leader_epochs"].collect()]
+        partition_epochs = {(r["topic_name"], r["partition"]): r["leader_epoch"]
+                            for r in result.silver["silver_partition_assignments"].collect()}
     finally:
         ingest.release()
+    written = epoch_files_as_written(tmp_path / "Z2")
+    assert written and epoch_rows(epochs) == written and len(epochs) == len(written)
+    # the state znodes' leader_epoch (zk-znodes.jsonl): orders went 0 -> 3 as its replicas went offline
+    assert partition_epochs[("orders", 0)] == 3 and partition_epochs[("audit", 0)] == 0
+    assert partition_epochs[("payments", 1)] == 1
     assert [(f["check_id"], f["topic_name"], f["topic_id"]) for f in findings] == [
         ("ZK_DELETE_STUCK", "orders", "jk6zGe0fSeuuEFT6wo3IpA")]
     assert "Halted deletion of topics orders due to offline replicas" in findings[0]["message"]

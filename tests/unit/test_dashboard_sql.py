@@ -41,3 +41,19 @@ def test_queries_read_only_known_tables_and_group_by_cluster():
         assert tables_used(sql) <= set(TABLES), name
         if name != "data_quality_results":  # dq results are per run, runs are per cluster
             assert "cluster_id" in sql, name
+
+
+def test_family_sql_is_the_catalogue_families():
+    """open_findings_by_family.sql maps every check id to its catalogue family and nothing else (regenerate it with
+    `python -m jobs.dashboards` after editing conf/checks.yaml)."""
+    from jobs.dashboards import family_query
+    from jobs.reconcile.catalogue import CHECK_IDS
+
+    catalogue = default_catalogue()
+    sql = DASHBOARD_QUERIES["open_findings_by_family"].read_text()
+    assert sql == family_query([catalogue[c] for c in CHECK_IDS])
+    mapped = {}
+    for ids, family in re.findall(r"WHEN check_id IN \(([^)]*)\) THEN '([a-z_0-9]+)'", sql):
+        for check_id in re.findall(r"'([A-Z_]+)'", ids):
+            mapped[check_id] = family
+    assert mapped == {c: catalogue[c].family for c in CHECK_IDS}

@@ -65,6 +65,12 @@ def _files(root: str):
             yield dirpath, name, os.path.join(dirpath, name)
 
 
+def _expected_unreadable_epoch_dirs(root: str) -> set:
+    """Replica dirs whose leader-epoch-checkpoint the scenario damaged on purpose (an expected finding)."""
+    return {os.path.join(root, f"broker-{f['broker_id']}", f["log_dir"], f["dir_name"])
+            for f in expected_doc(root)["findings"] if f["check_id"] == "LEADER_EPOCH_CHECKPOINT_UNREADABLE"}
+
+
 def _decode_everything(root: str) -> dict:
     """Decode every Kafka file with the project's decoders; returns counts, fails on any error."""
     counts = {"metadata_records": 0, "segments": 0, "producer_snapshots": 0, "pm": 0}
@@ -95,7 +101,8 @@ def _decode_everything(root: str) -> dict:
         elif name == "quorum-state":
             assert properties_files.parse_quorum_state(head).error is None, path
         elif name == "leader-epoch-checkpoint":
-            assert properties_files.parse_leader_epoch_checkpoint(head).error is None, path
+            if os.path.dirname(path) not in _expected_unreadable_epoch_dirs(root):
+                assert properties_files.parse_leader_epoch_checkpoint(head).error is None, path
         elif name.endswith("-checkpoint"):
             assert properties_files.parse_offset_checkpoint(head).error is None, path
         elif name == ".kafka_cleanshutdown":
@@ -111,9 +118,53 @@ def _find_dir(root: str, broker_id: int, log_dir: str, dir_name: str) -> str:
     return path
 
 
+def _epoch_entries(path: str):
+    """(entries, Kafka's load error or None) of a leader-epoch-checkpoint, read with the udfs decoders."""
+    from udfs import leader_epochs
+    from udfs.properties_files import parse_leader_epoch_checkpoint
+
+    with open(path, "rb") as f:
+        parsed = parse_leader_epoch_checkpoint(f.read())
+    if parsed.error is not None:
+        return [], parsed.error
+    entries = [(e.epoch, e.start_offset) for e in parsed.entries]
+    return entries, leader_epochs.load(entries).error
+
+
+def _check_epoch_finding_against_bytes(root: str, finding: dict) -> None:
+    check, name = finding["check_id"], f"{finding['topic_name']}-{finding['partition']}"
+    files = {}  # broker -> entries of its replica of the partition
+    for broker_dir in os.listdir(root):
+        for log_dir in os.listdir(os.path.join(root, broker_dir)) if broker_dir.startswith("broker-") else ():
+            path = os.path.join(root, broker_dir, log_dir, name, "leader-epoch-checkpoint")
+            if os.path.isfile(path):
+                files[int(broker_dir.split("-")[1])] = _epoch_entries(path)
+    if check == "LEADER_EPOCH_DIVERGENCE":
+        starts = {}
+        for entries, _ in files.values():
+            for epoch, start in entries[1:]:  # never a first entry (truncateFromStart may have moved it)
+                starts.setdefault(epoch, set()).add(start)
+        assert any(len(s) > 1 for s in starts.values()), files
+        return
+    path = os.path.join(_find_dir(root, finding["broker_id"], finding["log_dir"], finding["dir_name"]),
+                        "leader-epoch-checkpoint")
+    entries, error = _epoch_entries(path)
+    if check == "LEADER_EPOCH_CHECKPOINT_UNREADABLE":
+        assert error is not None, path
+    elif check == "LEADER_EPOCH_NOT_MONOTONIC":
+        pairs = zip(entries, entries[1:], strict=False)
+        assert error is None and any(b[0] <= a[0] or b[1] < a[1] for a, b in pairs), entries
+    elif check == "LEADER_EPOCH_AHEAD_OF_METADATA":  # the other replicas follow the controller
+        others = [e for b, (es, _) in files.items() if b != finding["broker_id"] for e, _ in es]
+        assert error is None and others and max(e for e, _ in entries) > max(others), files
+
+
 def _check_expected_against_bytes(root: str, finding: dict) -> None:
     """What each expected finding claims must be visible in the capture's bytes."""
     check = finding["check_id"]
+    if check.startswith("LEADER_EPOCH_"):
+        _check_epoch_finding_against_bytes(root, finding)
+        return
     doc = capture_doc(root)
     with_log = doc["mode"] != "zk" and doc.get("metadata_log_captured", True)
     image, _, _ = replay(authoritative_copy(root)) if with_log else (None, 0, 0)
