@@ -568,8 +568,7 @@ def segment_summary(fs: Any, handle: Any, name: str, size: Optional[int], index_
     """``summarize_segment`` of one file through the filesystem adapter; trouble becomes ``end: unreadable``."""
     opener = getattr(fs, "open_random", None)
     if opener is None:
-        return {"next_offset": None, "batches": 0, "valid_bytes": 0, "end": "unreadable", "markers": [],
-                "index_last": None, "error": "the filesystem adapter cannot read at offsets"}
+        return _unread_summary("the filesystem adapter cannot read at offsets")
     try:
         reader = opener(handle, name)
         try:
@@ -584,9 +583,13 @@ def segment_summary(fs: Any, handle: Any, name: str, size: Optional[int], index_
                 index.close()
             summary["index_last"] = list(found) if found is not None else None
     except OSError as exc:
-        return {"next_offset": None, "batches": 0, "valid_bytes": 0, "end": "unreadable", "markers": [],
-                "index_last": None, "error": oserror_text(exc)}
+        return _unread_summary(oserror_text(exc))
     return summary
+
+
+def _unread_summary(error: str) -> Dict[str, Any]:
+    return {"next_offset": None, "batches": 0, "valid_bytes": 0, "end": "unreadable", "markers": [],
+            "index_last": None, "error": error}
 
 
 # ------------------------------------------------------------------------------------------------ walker

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from .clock import MINUTE
 from .image import uid
-from .scenarios import everyday_topics, scenario
+from .scenarios import everyday_topics, expect_replica, scenario
 from .simulation import Simulation, days
 from .writer import LOG_START, RECOVERY_POINT
-
-
-def _expect_dir(sim: Simulation, check: str, broker: int, topic: str, partition: int) -> None:
-    log_dir, replica = sim.replica_on(broker, topic, partition)
-    sim.expect(check, broker_id=broker, log_dir=log_dir.name, dir_name=replica.name, topic_name=topic,
-               partition=partition, topic_id=uid(replica.topic_id))
 
 
 @scenario("restart-hazards",
@@ -27,18 +21,15 @@ def restart_hazards(sim: Simulation) -> None:
     sim.advance(days(5))
 
     # broker 2: orders-1 restored from an older backup while its log-start checkpoint kept the newer start
-    _, restored = sim.replica_on(2, "orders", 1)
+    restored = expect_replica(sim, "LOG_START_BEYOND_LOG_END", 2, "orders", 1, sim.topic_id("orders"))
     restored.checkpoint_offsets[LOG_START] = 250
-    _expect_dir(sim, "LOG_START_BEYOND_LOG_END", 2, "orders", 1)
     # broker 3: payments-0 lost flushed batches (its recovery point is past the data)
-    _, lost = sim.replica_on(3, "payments", 0)
+    lost = expect_replica(sim, "RECOVERY_POINT_BEYOND_LOG_END", 3, "payments", 0, sim.topic_id("payments"))
     lost.checkpoint_offsets[RECOVERY_POINT] = 40
-    _expect_dir(sim, "RECOVERY_POINT_BEYOND_LOG_END", 3, "payments", 0)
     # broker 1: inventory-2's newest segment cut short after Kafka indexed it
     held = [p for p in range(3) if sim.fleet[1].find("inventory", p)]
-    _, cut = sim.replica_on(1, "inventory", held[0])
+    cut = expect_replica(sim, "SEGMENT_SHORTER_THAN_INDEX", 1, "inventory", held[0], sim.topic_id("inventory"))
     cut.cut_short_bytes = 8192
-    _expect_dir(sim, "SEGMENT_SHORTER_THAN_INDEX", 1, "inventory", cut.partition)
     # broker 4: the deleted tmp-import-0's -delete dir was removed by hand before Kafka rewrote its checkpoints
     log_dir = sim.fleet[4].log_dirs[0]
     for name in list(log_dir.entries):
