@@ -45,3 +45,17 @@ def rows(df: DataFrame, check_id: str, values: Mapping[str, Optional[Column]]) -
         expr = values.get(name)
         out.append((expr if expr is not None else F.lit(None)).cast(dtype).alias(name))
     return df.select(*out)
+
+
+def replica_dir_values(extra: Mapping[str, Optional[Column]], precedence: bool = True) -> dict:
+    """The location columns of a finding about one replica dir of silver_replicas, plus ``extra``.
+    ``precedence=False`` leaves ``replica_key`` null: the finding is not one of the per-dir stale-replica
+    findings of which a dir keeps one (restart hazards stand beside them)."""
+    base = {
+        "broker_id": F.col("broker_id"), "log_dir": F.col("log_dir_name"), "log_dir_path": F.col("log_dir"),
+        "dir_name": F.col("dir_name"), "topic_name": F.col("topic_name"), "topic_id": F.col("topic_id"),
+        "partition": F.col("partition"), "bytes": F.col("bytes"),
+        "replica_key": replica_key(F.col("broker_id"), F.col("log_dir"), F.col("dir_name")) if precedence else None,
+    }
+    base.update(extra)
+    return base

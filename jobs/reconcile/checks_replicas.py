@@ -9,20 +9,9 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from .check_rows import details, evidence, replica_key, rows
+from .check_rows import details, evidence, replica_dir_values, replica_key, rows
 from .context import CheckContext
 from .frames import basename, human_ms, iso, real_directory
-
-
-def _dir_values(extra: dict) -> dict:
-    base = {
-        "broker_id": F.col("broker_id"), "log_dir": F.col("log_dir_name"), "log_dir_path": F.col("log_dir"),
-        "dir_name": F.col("dir_name"), "topic_name": F.col("topic_name"), "topic_id": F.col("topic_id"),
-        "partition": F.col("partition"), "bytes": F.col("bytes"),
-        "replica_key": replica_key(F.col("broker_id"), F.col("log_dir"), F.col("dir_name")),
-    }
-    base.update(extra)
-    return base
 
 
 def _dir_evidence(**more):
@@ -46,7 +35,7 @@ def per_dir_checks(ctx: CheckContext) -> DataFrame:
     r = ctx.replicas
     cls = F.col("classification")
     parts = []
-    parts.append(rows(r.filter(cls == "missing_partition_metadata"), "MISSING_PARTITION_METADATA", _dir_values({
+    parts.append(rows(r.filter(cls == "missing_partition_metadata"), "MISSING_PARTITION_METADATA", replica_dir_values({
         "topic_id": F.lit(None), "since": F.col("newest_mtime"),
         "details": details(
             live_topic_id=F.coalesce(F.col("live_topic_id"), F.lit("<live topic id>")),
@@ -60,29 +49,29 @@ def per_dir_checks(ctx: CheckContext) -> DataFrame:
                           F.concat(F.lit("the whole log dir "), F.col("log_dir_name"),
                                    F.lit(" goes offline (KafkaStorageException) when the broker reads it")))
                    .otherwise(F.lit("the broker fails to start (Error starting LogManager)")))
-    parts.append(rows(r.filter(cls == "corrupt_partition_metadata"), "CORRUPT_PARTITION_METADATA", _dir_values({
+    parts.append(rows(r.filter(cls == "corrupt_partition_metadata"), "CORRUPT_PARTITION_METADATA", replica_dir_values({
         "topic_id": F.lit(None), "since": F.col("newest_mtime"),
         "details": details(pm_message=F.col("pm_message"), consequence=consequence,
                            live_topic_id=F.coalesce(F.col("live_topic_id"), F.lit("<live topic id>"))),
         "evidence": _dir_evidence(consequence=consequence),
     })))
-    parts.append(rows(r.filter(cls == "stale_topic_id"), "STALE_TOPIC_ID", _dir_values({
+    parts.append(rows(r.filter(cls == "stale_topic_id"), "STALE_TOPIC_ID", replica_dir_values({
         "since": F.col("deleted_time"),
         "details": details(live_topic_id=F.col("live_topic_id"),
                            deleted_at=F.coalesce(iso(F.col("deleted_time")), F.lit("before the retained history"))),
         "evidence": _dir_evidence(deleted_time=iso(F.col("deleted_time"))),
     })))
-    parts.append(rows(r.filter(cls == "orphan"), "ORPHAN_REPLICA", _dir_values({
+    parts.append(rows(r.filter(cls == "orphan"), "ORPHAN_REPLICA", replica_dir_values({
         "since": F.col("newest_mtime"),
         "details": details(id_state=_id_state_text()),
         "evidence": _dir_evidence(),
     })))
-    parts.append(rows(r.filter(cls == "stray_not_assigned"), "STRAY_NOT_ASSIGNED", _dir_values({
+    parts.append(rows(r.filter(cls == "stray_not_assigned"), "STRAY_NOT_ASSIGNED", replica_dir_values({
         "since": F.col("newest_mtime"),
         "details": details(reason=F.col("reason")),
         "evidence": _dir_evidence(),
     })))
-    parts.append(rows(r.filter(cls == "stray_dir"), "STRAY_DIR", _dir_values({
+    parts.append(rows(r.filter(cls == "stray_dir"), "STRAY_DIR", replica_dir_values({
         "since": F.col("newest_mtime"),
         "details": details(id_state=_id_state_text()),
         "evidence": _dir_evidence(),
@@ -137,7 +126,7 @@ def delete_dir_checks(ctx: CheckContext) -> DataFrame:
                      & F.col("_pending").isNull())
     local = d.filter("_local")
     limit = ctx.thresholds.delete_limit_ms
-    parts = [rows(local, "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE", _dir_values({
+    parts = [rows(local, "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE", replica_dir_values({
         "since": F.col("newest_mtime"),
         "details": details(),
         "evidence": _dir_evidence(note=F.lit("topic live, broker in replicas, no other copy on the broker")),
@@ -145,7 +134,7 @@ def delete_dir_checks(ctx: CheckContext) -> DataFrame:
     rest = _removal_time(ctx, d.filter(~F.col("_local")))
     age = ctx.age_ms(F.col("timer_start"))
     lingering = rest.filter(F.col("timer_start").isNotNull() & (age > F.lit(limit)))
-    parts.append(rows(lingering, "LINGERING_DELETE_DIR", _dir_values({
+    parts.append(rows(lingering, "LINGERING_DELETE_DIR", replica_dir_values({
         "since": F.col("timer_start"),
         "details": details(age=human_ms(age), limit=human_ms(F.lit(limit))),
         "evidence": _dir_evidence(removal_time=iso(F.col("removal_time")), removal_source=F.col("removal_source"),
@@ -243,7 +232,7 @@ def duplicates_and_wrong_dirs(ctx: CheckContext) -> DataFrame:
         F.sum(F.when(F.col("_rank") > 1, F.col("bytes"))).alias("_extra_bytes"),
         F.collect_list(F.when(F.col("_rank") > 1, F.concat_ws("/", "log_dir", "dir_name"))).alias("_extra"))
     extra = dups.filter(F.col("_rank") == 2).join(info, ["broker_id", "topic_id", "partition"])
-    out = [rows(extra, "DUPLICATE_REPLICA", _dir_values({
+    out = [rows(extra, "DUPLICATE_REPLICA", replica_dir_values({
         "bytes": F.col("_extra_bytes"), "since": F.col("newest_mtime"),
         "details": details(log_dirs=F.array_join("_log_dirs", " and "),
                            assigned_log_dir=F.coalesce(F.col("_assigned_name"), F.lit("no directory (not tracked)")),
@@ -265,7 +254,7 @@ def duplicates_and_wrong_dirs(ctx: CheckContext) -> DataFrame:
                & (F.col("partition") == F.col("_fp")) & (F.col("_future_dir") == F.col("assigned_directory_id")),
                "left_anti")
          .join(dirs, ["broker_id", "assigned_directory_id"], "left"))
-    out.append(rows(w, "WRONG_LOG_DIR", _dir_values({
+    out.append(rows(w, "WRONG_LOG_DIR", replica_dir_values({
         "since": F.col("newest_mtime"),
         "details": details(directory_id=F.col("directory_id"), assigned_directory_id=F.col("assigned_directory_id"),
                            assigned_log_dir_note=F.when(F.col("_assigned_dir_name").isNotNull(),
@@ -287,7 +276,7 @@ def stuck_future_moves(ctx: CheckContext) -> DataFrame:
         src, ["broker_id", "topic_id", "partition"])
     lag = F.unix_millis(F.col("_src_mtime")) - F.unix_millis(F.col("newest_mtime"))
     stuck = fut.filter(lag > F.lit(ctx.thresholds.future_move_stuck_ms))
-    return rows(stuck, "FUTURE_MOVE_STUCK", _dir_values({
+    return rows(stuck, "FUTURE_MOVE_STUCK", replica_dir_values({
         "since": F.col("newest_mtime"),
         "details": details(lag=human_ms(lag), source_log_dir=F.col("_src_dir")),
         "evidence": _dir_evidence(source_log_dir=F.col("_src_dir"), source_newest_mtime=iso(F.col("_src_mtime")),

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from .check_rows import details, evidence, rows
+from .check_rows import details, evidence, replica_dir_values, rows
 from .context import CheckContext
 
 LOG_START = "log-start-offset-checkpoint"
@@ -37,13 +37,7 @@ def _checkpointed(ctx: CheckContext, checkpoint: str) -> DataFrame:
 
 
 def _values(extra: dict) -> dict:
-    base = {
-        "broker_id": F.col("broker_id"), "log_dir": F.col("log_dir_name"), "log_dir_path": F.col("log_dir"),
-        "dir_name": F.col("dir_name"), "topic_name": F.col("topic_name"), "topic_id": F.col("topic_id"),
-        "partition": F.col("partition"), "bytes": F.col("bytes"), "since": F.lit(None).cast("timestamp"),
-    }
-    base.update(extra)
-    return base
+    return replica_dir_values(extra, precedence=False)
 
 
 def _evidence(**more: Column) -> Column:
