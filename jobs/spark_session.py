@@ -85,3 +85,34 @@ def get_spark(cfg: Optional[Config] = None, extra_conf: Optional[Mapping[str, st
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(spark_cfg.get("log_level", "WARN"))
     return spark
+
+
+# Spark's (internal) switch between compiled and interpreted expressions; FALLBACK is its default
+CODEGEN_MODE_KEY = "spark.sql.codegen.factoryMode"
+EXECUTION_MODES = {"interpreted": "NO_CODEGEN", "compiled": "FALLBACK"}
+
+
+def fit_execution_to_size(spark, cfg, rows: int) -> str:
+    """Interpret expressions for a small capture, compile them for a large one; returns the mode chosen.
+
+    Compiling (whole-stage codegen + Janino + the JIT) pays off per row; a small capture's reconcile runs a few
+    hundred tiny queries, each compiled once and run on a handful of rows, so compiling is most of its CPU
+    (healthy 3-broker capture: 28 -> 21 s warm, 43 -> 31 CPU s; docs/benchmarks.md). The switch is a runtime
+    SQL setting, so it applies to everything the session plans after this call. A ``spark.sql.codegen.*``
+    setting the user gave in ``spark.extra_conf`` wins; ``spark.interpreted_below_rows: 0`` always compiles.
+    """
+    spark_cfg = cfg.get("spark", {}) if cfg is not None else {}
+    if CODEGEN_MODE_KEY in (spark_cfg.get("extra_conf") or {}):
+        return "configured"
+    limit = int(spark_cfg.get("interpreted_below_rows", 0) or 0)
+    mode = "interpreted" if rows < limit else "compiled"
+    from .stage_log import get_logger
+
+    try:
+        spark.conf.set(CODEGEN_MODE_KEY, EXECUTION_MODES[mode])
+    except Exception as exc:  # a runtime that does not let sessions change it (some managed runtimes)
+        get_logger().warning("stage=ingest execution_mode=unchanged reason=%s", str(exc).splitlines()[0][:200])
+        return "unchanged"
+    get_logger().info("stage=ingest execution_mode=%s rows=%d interpreted_below_rows=%d", mode, rows, limit)
+    return mode
+

@@ -25,6 +25,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jobs.spark_session import fit_execution_to_size
 from jobs.tables import bronze
 from jobs.tables.parallel_writes import write_each, write_parallelism
 from jobs.tables.parquet_files import StagedParquet
@@ -58,6 +59,7 @@ class IngestResult:
     has_metadata_log: bool = False  # an authoritative metadata-log copy exists (segments or dump-log text)
     _persisted: List[DataFrame] = field(default_factory=list, repr=False)
     staged: Dict[str, StagedParquet] = field(default_factory=dict)  # tables whose rows executors wrote as files
+    execution_mode: str = "compiled"  # how Spark runs the expressions from here on (jobs.spark_session)
 
     def files_summary(self) -> Dict[str, int]:
         """``{"seen": n, "ok": n, "quarantined": n}`` over bronze_ingest_files (counted while decoding: no job)."""
@@ -232,6 +234,8 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
                                batches if batch_count else None, direct)
     for table, count in sequence.rows_emitted.items():
         rows_emitted[table] = rows_emitted.get(table, 0) + count
+    # every row is counted by now: the rest of the run (splits, writes, reconcile, quality) fits the capture's size
+    execution_mode = fit_execution_to_size(spark, cfg, sum(rows_emitted.values()))
     records = part(bronze.METADATA_RECORDS.name)  # first-pass records (bootstrap files, dump text)
     if sequence.records is not None:
         records = records.unionByName(sequence.records)
@@ -258,7 +262,7 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
                                             bronze.LEADER_EPOCHS, c, r),
     }
     result = IngestResult(capture_id, run_id, resolved_time, time_source, tables, len(units), len(tasks),
-                          rows_emitted, file_status, auth is not None, persisted)
+                          rows_emitted, file_status, auth is not None, persisted, execution_mode=execution_mode)
     if direct is not None:
         result.staged[bronze.METADATA_RECORDS.name] = direct.staged
     if store is not None:

@@ -21,11 +21,19 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def result(spark, devsample_dir):
+@pytest.fixture(scope="module", params=["interpreted", "compiled"])
+def result(request, spark, devsample_dir):
+    """The real capture's truth must come out the same whether Spark compiles the plans (large captures) or
+    interprets them (small ones: jobs.spark_session.fit_execution_to_size)."""
     from datetime import datetime, timezone
+
+    from jobs.spark_session import fit_execution_to_size
+
+    cfg = load_config(env={})
+    limit = {"interpreted": 10**9, "compiled": 0}[request.param]
+    assert fit_execution_to_size(spark, {"spark": {"interpreted_below_rows": limit}}, 1000) == request.param
     bronze = devsample_bronze(spark, devsample_dir / "expected.json")
-    return run_reconcile(spark, load_config(env={}), bronze, "dev", "dev-run", datetime(2026, 11, 23, tzinfo=timezone.utc))
+    return run_reconcile(spark, cfg, bronze, "dev", "dev-run", datetime(2026, 11, 23, tzinfo=timezone.utc))
 
 
 @pytest.mark.spark
