@@ -123,3 +123,19 @@ def test_module_entry_point_runs(capsys):
     first = json.loads(io.StringIO(proc.stdout).readline())
     assert first == {"offset": 0, "type": "SNAPSHOT_HEADER", "version": 0, "control": True,
                      "data": {"version": 0, "lastContainedLogTimestamp": 1738368004200}}
+
+
+def test_json_lines_are_compact_utf8_whichever_encoder_writes_them():
+    """orjson writes the lines; what it refuses (an integer beyond 64 bits) falls back to the stdlib, and both
+    give the same compact UTF-8 text as json.dumps(separators=(",", ":"), ensure_ascii=False)."""
+    encode = decode_command._json_line_encoder()
+    for obj in ({"offset": 7, "type": "TOPIC_RECORD", "data": {"name": "zählung-ü", "ids": [1, -2]}},
+                {"offset": 2**70, "data": {"big": -(2**65)}}):
+        assert encode(obj) == (json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+
+
+def test_a_text_stream_without_a_byte_buffer_gets_the_same_lines(capsys):
+    status, lines = run(["decode", str(SEGMENT)], capsys)
+    text = io.StringIO()
+    assert decode_command.write_records([SEGMENT], text, lines_per_write=5) == status == 0
+    assert [json.loads(line) for line in text.getvalue().splitlines()] == lines and len(lines) == 34  # offsets 26-59
