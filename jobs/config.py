@@ -14,13 +14,16 @@ import yaml
 
 ENV_PREFIX = "KAFKA_RECON__"
 
-# Keys whose value must be one of a fixed set (checked by :func:`validate_config`, before Spark starts);
+# Keys whose value must be one of a fixed set (checked by jobs.settings when a section is built, and so by
+# :func:`validate_config` before Spark starts);
 # run.fail_on's set is owned by the report (jobs/report/summary.py FAIL_ON), severities by the catalogue.
 ENUMS: Dict[str, Tuple[str, ...]] = {
     "storage.backend": ("auto", "embedded", "delta-spark"),
     "quality.result_format": ("BOOLEAN_ONLY", "BASIC", "SUMMARY", "COMPLETE"),
 }
-NON_NEGATIVE = ("run.progress_seconds", "run.min_capture_ratio")
+NON_NEGATIVE = ("run.progress_seconds", "run.min_capture_ratio", "reconcile.file_delete_delay_ms",
+                "reconcile.delete_grace_ms", "reconcile.zk_delete_stuck_after_ms", "reconcile.future_move_stuck_ms",
+                "reconcile.transaction_max_timeout_ms", "reconcile.reassignment_stuck_ms")
 
 
 class ConfigError(ValueError):
@@ -161,17 +164,10 @@ def validate_config(cfg: Mapping) -> None:
     """Check the merged configuration's values beyond their types, without Spark: the enums above, non-negative
     settings, and the whole check catalogue (conf/checks.yaml, as the
     reconcile stage will load it). Raises :class:`ConfigError` naming the key and the accepted values."""
-    from jobs.report.summary import FAIL_ON
+    from jobs.settings import validate
 
     node = cfg if isinstance(cfg, Config) else Config(cfg)
-    for dotted, allowed in {"run.fail_on": FAIL_ON, **ENUMS}.items():
-        value = node.get_path(dotted)
-        if value is not None and value not in allowed:
-            raise ConfigError(f"{dotted}: expected one of {', '.join(allowed)}, got {value!r}")
-    for dotted in NON_NEGATIVE:
-        value = node.get_path(dotted)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-            raise ConfigError(f"{dotted}: expected a number >= 0, got {value!r}")
+    validate(node)
     if not isinstance(node.get("checks") or {}, Mapping):
         raise ConfigError(f"checks: expected a mapping of check ids, got {type(node.get('checks')).__name__}")
     # every check's severity, family and texts: the catalogue as reconcile loads it: pure Python (importing jobs.reconcile loads pyspark, no JVM)

@@ -44,6 +44,7 @@ from jobs.run_outcome import (  # noqa: E402
     parse_capture_time,
     write_outcome_summary,
 )
+from jobs.settings import RunSettings, section  # noqa: E402
 from jobs.stage_log import ProgressReporter, StageTimer, get_logger  # noqa: E402
 
 __all__ = ["main", "exit_code_for", "EXIT_OK", "EXIT_FINDINGS", "EXIT_ERROR", "EXIT_USAGE", "EXIT_INCOMPLETE"]
@@ -109,7 +110,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         cfg = load_config(args.conf, args.set)
         validate_config(cfg)
         fail_on = fail_on or cfg.run.fail_on
-        allow_partial = bool(args.allow_partial or cfg.get_path("run.allow_partial", False))
+        allow_partial = bool(args.allow_partial or section(cfg, RunSettings).allow_partial)
         check_capture_roots(captures)
         from jobs.ingest.discover import discover
 
@@ -130,7 +131,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         from jobs.pipeline import run_pipeline
 
-        with ProgressReporter(timer, float(cfg.get_path("run.progress_seconds", 5)), enabled=not args.quiet):
+        with ProgressReporter(timer, section(cfg, RunSettings).progress_seconds, enabled=not args.quiet):
             result = run_pipeline(cfg=cfg, captures=captures, out_dir=args.out, capture_time=capture_time,
                                   run_id=run_id, fail_on=fail_on, run_quality=not args.skip_quality, timer=timer,
                                   units=units, allow_partial=allow_partial)

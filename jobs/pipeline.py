@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Sequence
 
 from pyspark.sql import functions as F
 
+from jobs.settings import QualitySettings, RunSettings, section
 from jobs.stage_log import StageTimer
 
 SILVER_AND_GOLD_SLICE = "capture_id"
@@ -96,7 +97,7 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
         counts = write_findings(store, result, capture_id=capture_id, run_id=run_id, capture_time=when)
         st.rows = counts.open_findings
         late = _late_gaps(store, result, run_id, capture_id, files["seen"],
-                          float(cfg.get_path("run.min_capture_ratio", 0.5)))
+                          section(cfg, RunSettings).min_capture_ratio)
         status = "incomplete" if late and not allow_partial else None
         gaps = gaps + late
     ingest.release()
@@ -106,7 +107,7 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
                                      capture_time=when, started_at=started_at, bronze=bronze,
                                      stage_seconds=timer.seconds, status=status)
     dq = None
-    if run_quality and cfg.get_path("quality.enabled", True):
+    if run_quality and section(cfg, QualitySettings).enabled:
         with timer.stage("quality") as st:
             from jobs.quality.runner import dq_results_frame
             from jobs.quality.runner import run_quality as gx_run

@@ -14,6 +14,7 @@ import sys
 from typing import Mapping, Optional
 
 from .config import Config
+from .settings import SparkSettings, section
 
 
 class JavaMissingError(RuntimeError):
@@ -50,23 +51,23 @@ def get_spark(cfg: Optional[Config] = None, extra_conf: Optional[Mapping[str, st
         from .config import load_config
 
         cfg = load_config()  # conf/*.yaml is the one place defaults live
-    spark_cfg = cfg.get("spark", {})
+    sp = section(cfg, SparkSettings)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    master = master or os.environ.get("KAFKA_RECON_SPARK_MASTER") or spark_cfg.get("master", "local[*]")
+    master = master or os.environ.get("KAFKA_RECON_SPARK_MASTER") or sp.master
     local = master.startswith("local")  # local[...] and local-cluster[...]: keep Spark on loopback
     if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
     if "SPARK_HOME" not in os.environ and not os.environ.get("DATABRICKS_RUNTIME_VERSION"):
         check_java()
-    jvm_options = str(spark_cfg.get("jvm_options", "") or "")
+    jvm_options = sp.jvm_options
     builder = (
-        SparkSession.builder.appName(spark_cfg.get("app_name", "kafka-recon"))
+        SparkSession.builder.appName(sp.app_name)
         .master(master)
-        .config("spark.driver.memory", spark_cfg.get("driver_memory", "6g"))
+        .config("spark.driver.memory", sp.driver_memory)
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.shuffle.partitions", str(spark_cfg.get("shuffle_partitions", 8)))
+        .config("spark.sql.shuffle.partitions", str(sp.shuffle_partitions))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
@@ -80,10 +81,10 @@ def get_spark(cfg: Optional[Config] = None, extra_conf: Optional[Mapping[str, st
     )
     if local:
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-    for key, value in {**spark_cfg.get("extra_conf", {}), **(extra_conf or {})}.items():
+    for key, value in {**sp.extra_conf, **(extra_conf or {})}.items():
         builder = builder.config(key, str(value))
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(spark_cfg.get("log_level", "WARN"))
+    spark.sparkContext.setLogLevel(sp.log_level)
     return spark
 
 
@@ -101,10 +102,10 @@ def fit_execution_to_size(spark, cfg, rows: int) -> str:
     SQL setting, so it applies to everything the session plans after this call. A ``spark.sql.codegen.*``
     setting the user gave in ``spark.extra_conf`` wins; ``spark.interpreted_below_rows: 0`` always compiles.
     """
-    spark_cfg = cfg.get("spark", {}) if cfg is not None else {}
-    if CODEGEN_MODE_KEY in (spark_cfg.get("extra_conf") or {}):
+    sp = section(cfg, SparkSettings)
+    if CODEGEN_MODE_KEY in sp.extra_conf:
         return "configured"
-    limit = int(spark_cfg.get("interpreted_below_rows", 0) or 0)
+    limit = sp.interpreted_below_rows
     mode = "interpreted" if rows < limit else "compiled"
     from .stage_log import get_logger
 

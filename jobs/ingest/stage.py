@@ -25,6 +25,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jobs.settings import IngestSettings, section
 from jobs.spark_session import fit_execution_to_size
 from jobs.tables import bronze
 from jobs.tables.parallel_writes import write_each, write_parallelism
@@ -72,23 +73,19 @@ class IngestResult:
         self._persisted.clear()
 
 
-def _ingest_conf(cfg) -> dict:
-    """The ``ingest`` section of the configuration (empty without one)."""
-    return dict(cfg.get("ingest", {}) if cfg is not None else {})
+def _ingest_conf(cfg) -> IngestSettings:
+    """The typed ``ingest`` section (completed from conf/*.yaml when ``cfg`` gives it only in part)."""
+    return section(cfg, IngestSettings)
+
+
+# the ingest settings the executors need, under the same names (DecodeOptions is plain data that pickles)
+_DECODE_KEYS = ("max_embedded_file_bytes", "max_metadata_file_bytes", "decompression_limit_bytes",
+                "read_data_segment_headers", "max_segment_scan_bytes", "segment_summary_bytes", "metadata_chunk_bytes")
 
 
 def decode_options(cfg) -> DecodeOptions:
     ingest = _ingest_conf(cfg)
-    defaults = DecodeOptions()
-    return DecodeOptions(
-        max_embedded_file_bytes=int(ingest.get("max_embedded_file_bytes", defaults.max_embedded_file_bytes)),
-        max_metadata_file_bytes=int(ingest.get("max_metadata_file_bytes", defaults.max_metadata_file_bytes)),
-        decompression_limit_bytes=int(ingest.get("decompression_limit_bytes", defaults.decompression_limit_bytes)),
-        read_data_segment_headers=bool(ingest.get("read_data_segment_headers", defaults.read_data_segment_headers)),
-        max_segment_scan_bytes=int(ingest.get("max_segment_scan_bytes", defaults.max_segment_scan_bytes)),
-        segment_summary_bytes=int(ingest.get("segment_summary_bytes", defaults.segment_summary_bytes)),
-        metadata_chunk_bytes=int(ingest.get("metadata_chunk_bytes", defaults.metadata_chunk_bytes)),
-    )
+    return DecodeOptions(**{key: getattr(ingest, key) for key in _DECODE_KEYS})
 
 
 def _unit_rows(tasks: List[List[WorkUnit]], multi_root: bool) -> List[List[tuple]]:
@@ -170,7 +167,7 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
     """
     roots = [captures] if isinstance(captures, str) else list(captures)
     units = list(units) if units is not None else discover(roots)
-    files_per_task = int(_ingest_conf(cfg).get("files_per_task", 64))
+    files_per_task = _ingest_conf(cfg).files_per_task
     tasks = plan_tasks(units, files_per_task)
     options = decode_options(cfg)
     persisted: List[DataFrame] = []
@@ -183,7 +180,7 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
     tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
     persisted.append(tagged)
 
-    rows_per_file = int(_ingest_conf(cfg).get("output_rows_per_file", 500_000))
+    rows_per_file = _ingest_conf(cfg).output_rows_per_file
 
     def part(name: str) -> DataFrame:
         """One table's rows of the first pass, in partitions sized to its row count (known by now)."""
@@ -276,7 +273,7 @@ def _direct_records(cfg, store, auth, overlapping: bool, capture_id: str, run_id
     store commits staged files (in one commit with the first pass's records: bootstrap files, dump text) and
     no two files of the authoritative copy overlap (else the once-per-offset flag needs a shuffle). Else None."""
     if (store is None or auth is None or overlapping
-            or not bool(_ingest_conf(cfg).get("direct_records_write", True))):
+            or not _ingest_conf(cfg).direct_records_write):
         return None
     staged = store.staged_parquet(bronze.METADATA_RECORDS.name, {"capture_id": capture_id})
     if staged is None:

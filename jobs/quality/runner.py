@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
+from jobs.settings import QualitySettings, section
 from jobs.stage_log import get_logger
 from jobs.tables.registry import spec
 
@@ -36,13 +37,6 @@ class DqRun:
     summary: Dict[str, Any]
     docs_index: Optional[Path] = None
     removed_urls: List[str] = field(default_factory=list)
-
-
-def _setting(cfg: Any, dotted: str, default: Any) -> Any:
-    if cfg is None:
-        return default
-    value = cfg.get_path(dotted, None) if hasattr(cfg, "get_path") else None
-    return default if value is None else value
 
 
 def _expectation(rule):
@@ -124,12 +118,13 @@ def run_quality(
     del spark  # the DataFrames carry their session; kept for a uniform stage signature
     log = get_logger()
     evaluated_at = evaluated_at or datetime.now(timezone.utc)
+    settings = section(cfg, QualitySettings)
     result_format = {
-        "result_format": str(_setting(cfg, "quality.result_format", "SUMMARY")),
-        "partial_unexpected_count": int(_setting(cfg, "quality.partial_unexpected_count", 20)),
+        "result_format": settings.result_format,
+        "partial_unexpected_count": settings.partial_unexpected_count,
     }
-    sample_limit = int(_setting(cfg, "quality.sample_max_chars", 2000))
-    extra_checks = list(_setting(cfg, "quality.check_ids", []) or [])
+    sample_limit = settings.sample_max_chars
+    extra_checks = list(settings.check_ids)
     check_ids = tuple(dict.fromkeys([*KNOWN_CHECK_IDS, *extra_checks]))
     if docs_dir is not None:
         docs_dir = Path(docs_dir)

@@ -9,6 +9,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Dict, Mapping, Optional, Tuple
 
+from jobs.config import ConfigError
+from jobs.settings import Thresholds, section
+
+__all__ = ["Catalogue", "CatalogueError", "CheckSpec", "Thresholds", "load_catalogue"]
+
 SEVERITIES = ("info", "warning", "critical")
 
 # docs/CONTRACTS.md, in this order. The catalogue must define exactly these.
@@ -74,24 +79,6 @@ class CheckSpec:
 
 
 @dataclass(frozen=True)
-class Thresholds:
-    file_delete_delay_ms: int
-    delete_grace_ms: int
-    zk_delete_stuck_after_ms: int
-    producer_id_block_size: int
-    kip253_report_partition_changes: bool
-    evidence_max_items: int
-    future_move_stuck_ms: int = 86_400_000
-    transaction_max_timeout_ms: int = 900_000
-    reassignment_stuck_ms: int = 86_400_000
-
-    @property
-    def delete_limit_ms(self) -> int:
-        """How old a delete may be before its leftovers are findings."""
-        return self.file_delete_delay_ms + self.delete_grace_ms
-
-
-@dataclass(frozen=True)
 class Catalogue:
     checks: Dict[str, CheckSpec]
     thresholds: Thresholds
@@ -138,27 +125,10 @@ def load_catalogue(cfg: Mapping) -> Catalogue:
         checks[check_id] = CheckSpec(check_id, family, severity, _text(entry["title"]), _text(entry["description"]),
                                      _text(entry["why"]), _text(entry["message"]), _text(entry["remediation"]),
                                      reclaimable)
-    rec = dict(cfg.get("reconcile") or {})
     try:
-        thresholds = Thresholds(
-            file_delete_delay_ms=int(rec.get("file_delete_delay_ms", 60000)),
-            delete_grace_ms=int(rec.get("delete_grace_ms", 300000)),
-            zk_delete_stuck_after_ms=int(rec.get("zk_delete_stuck_after_ms", 360000)),
-            producer_id_block_size=int(rec.get("producer_id_block_size", 1000)),
-            kip253_report_partition_changes=bool(rec.get("kip253_report_partition_changes", True)),
-            evidence_max_items=int(rec.get("evidence_max_items", 20)),
-            future_move_stuck_ms=int(rec.get("future_move_stuck_ms", 86_400_000)),
-            transaction_max_timeout_ms=int(rec.get("transaction_max_timeout_ms", 900_000)),
-            reassignment_stuck_ms=int(rec.get("reassignment_stuck_ms", 86_400_000)),
-        )
-    except (TypeError, ValueError) as exc:
-        raise CatalogueError(f"conf/checks.yaml reconcile thresholds: {exc}") from None
-    for name in ("file_delete_delay_ms", "delete_grace_ms", "zk_delete_stuck_after_ms", "future_move_stuck_ms",
-                 "transaction_max_timeout_ms", "reassignment_stuck_ms"):
-        if getattr(thresholds, name) < 0:
-            raise CatalogueError(f"reconcile.{name} must be >= 0, got {getattr(thresholds, name)}")
-    if thresholds.producer_id_block_size <= 0:
-        raise CatalogueError("reconcile.producer_id_block_size must be > 0")
+        thresholds = section(cfg, Thresholds)
+    except ConfigError as exc:
+        raise CatalogueError(str(exc)) from None
     return Catalogue(checks, thresholds)
 
 

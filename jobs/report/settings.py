@@ -13,17 +13,21 @@ def _catalogue_reclaimable() -> Tuple[str, ...]:
 
 @dataclass(frozen=True)
 class ReportSettings:
-    max_rows_in_html: int = 5000
-    max_rows_in_md: int = 200
-    max_pid_blocks: int = 2000
-    max_evidence_chars: int = 4000
-    trend_runs: int = 30
-    title: str = "Kafka disk reconciliation"
+    """``report`` (conf/report.yaml), plus the run's fail_on and the catalogue's reclaimable checks. The values
+    come from conf/*.yaml; ``ReportSettings.from_config(None)`` is the shipped report."""
+
+    SECTION = "report"
+    max_rows_in_html: int
+    max_rows_in_md: int
+    max_pid_blocks: int
+    max_evidence_chars: int
+    trend_runs: int
+    title: str
+    quarantine_dir_name: str
+    quarantine_days: int
     # from the check catalogue (conf/checks.yaml ``reclaimable: true``), never listed here
     reclaimable_checks: Tuple[str, ...] = field(default_factory=_catalogue_reclaimable)
-    quarantine_dir_name: str = "kafka-recon-quarantine"
-    quarantine_days: int = 7
-    fail_on: str = "critical"
+    fail_on: str = "critical"  # the run's --fail-on (run.fail_on), given by from_config
 
     def __post_init__(self) -> None:
         for name in ("max_rows_in_html", "max_rows_in_md", "max_pid_blocks", "max_evidence_chars", "trend_runs"):
@@ -38,13 +42,11 @@ class ReportSettings:
     @classmethod
     def from_config(cls, cfg: Any, fail_on: str = "", catalogue: Any = None) -> "ReportSettings":
         """``catalogue``: the run's check catalogue (default: the one ``cfg`` carries, else the shipped one)."""
-        section = dict((cfg or {}).get("report", {}) or {}) if cfg is not None else {}
-        run = dict((cfg or {}).get("run", {}) or {}) if cfg is not None else {}
-        known = {f for f in cls.__dataclass_fields__ if f not in ("fail_on", "reclaimable_checks")}
-        values = {k: v for k, v in section.items() if k in known}
+        from jobs.settings import RunSettings, section
+
         if catalogue is None:
             from jobs.reconcile.catalogue import catalogue_for
 
             catalogue = catalogue_for(cfg)
-        values["reclaimable_checks"] = catalogue.reclaimable()
-        return cls(**values, fail_on=fail_on or run.get("fail_on") or "critical")
+        return section(cfg, cls, reclaimable_checks=catalogue.reclaimable(),
+                       fail_on=fail_on or section(cfg, RunSettings).fail_on)

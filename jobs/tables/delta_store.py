@@ -154,11 +154,12 @@ class DeltaStore:
         :param tables: override the registry (tests).
         :param probe: how ``auto`` decides whether delta-spark is usable (tests replace it).
         """
-        storage = dict(cfg.get("storage", {}) if isinstance(cfg, Mapping) else {})
-        locator = TableLocator(storage.get("root", ""), storage.get("catalog", "") or "",
-                               storage.get("schema", "") or "")
-        retries = int(storage.get("commit_retries", 3))
-        chosen = choose_backend(storage.get("backend", "auto"), spark, probe)
+        from jobs.settings import StorageSettings, section
+
+        storage = section(cfg if isinstance(cfg, Mapping) else None, StorageSettings)
+        locator = TableLocator(storage.root, storage.catalog, storage.schema)
+        retries = storage.commit_retries
+        chosen = choose_backend(storage.backend, spark, probe)
         if chosen == "delta-spark":
             from .backend_delta_spark import DeltaSparkBackend
 

@@ -11,13 +11,13 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, Iterable, List, TypeVar
 
 Name = TypeVar("Name")
-DEFAULT_PARALLELISM = 4
 
 
 def write_parallelism(cfg) -> int:
     """``storage.write_parallelism`` (at least 1)."""
-    storage = cfg.get("storage", {}) if cfg is not None else {}
-    return max(1, int(storage.get("write_parallelism", DEFAULT_PARALLELISM)))
+    from jobs.settings import StorageSettings, section
+
+    return max(1, section(cfg, StorageSettings).write_parallelism)
 
 
 def write_each(names: Iterable[Name], write: Callable[[Name], object], parallelism: int = 1) -> List[Name]:

@@ -26,7 +26,7 @@ def test_reclaimable_sql_lists_exactly_the_catalogue_reclaimable_checks():
 def test_report_settings_take_reclaimable_checks_from_the_catalogue():
     reclaimable = default_catalogue().reclaimable()
     assert "STALE_TOPIC_ID" in reclaimable and "MISSING_REPLICA" not in reclaimable  # a missing replica frees nothing
-    assert ReportSettings().reclaimable_checks == reclaimable
+    assert ReportSettings.from_config(None).reclaimable_checks == reclaimable
     assert ReportSettings.from_config(load_config(env={})).reclaimable_checks == reclaimable
 
 
