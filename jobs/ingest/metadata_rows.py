@@ -2,7 +2,8 @@
 
 The typed columns (topic_id, replicas, fenced, ...) are lifted out of each record's ``data`` dict (Kafka's
 DumpLogSegments JSON names) so later stages never parse ``payload_json``. Adding a record type means adding
-one line to :data:`COLUMN_SOURCES`, not a branch.
+one line to :data:`jobs.tables.record_columns.COLUMN_SOURCES` (whose column types come from Kafka's specs),
+not a branch.
 """
 from __future__ import annotations
 
@@ -14,52 +15,11 @@ from typing import Any, Dict, Mapping, Optional, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+# which record field feeds which typed column, and the columns' types derived from Kafka's message specs
+from jobs.tables.record_columns import COLUMN_SOURCES, COLUMN_TYPES
 from udfs.metadata_record import MetadataRecord
 
 from .tagged_rows import CONVERSION_ERRORS, fit
-
-# A data key, or (data key, value used when the key is absent: a tagged field left at its default).
-Source = Any
-
-_PARTITION = {
-    "topic_id": "topicId", "partition_id": "partitionId", "replicas": "replicas", "isr": "isr",
-    "leader": "leader", "removing_replicas": "removingReplicas", "adding_replicas": "addingReplicas",
-    "directories": "directories",
-}
-
-COLUMN_SOURCES: Dict[str, Dict[str, Source]] = {
-    "TOPIC_RECORD": {"topic_name": "name", "topic_id": "topicId"},
-    "PARTITION_RECORD": _PARTITION,
-    # absent tagged fields mean "no change": they stay null (Leader's -2 sentinel is never written)
-    "PARTITION_CHANGE_RECORD": _PARTITION,
-    "REMOVE_TOPIC_RECORD": {"topic_id": "topicId"},
-    "REGISTER_BROKER_RECORD": {"broker_id": "brokerId", "broker_epoch": "brokerEpoch", "fenced": "fenced",
-                               "directories": "logDirs"},
-    "UNREGISTER_BROKER_RECORD": {"broker_id": "brokerId", "broker_epoch": "brokerEpoch"},
-    # a controller's node id shares the broker_id column: node ids are one namespace in KRaft
-    "REGISTER_CONTROLLER_RECORD": {"broker_id": "controllerId"},
-    "FENCE_BROKER_RECORD": {"broker_id": "id", "broker_epoch": "epoch"},
-    "UNFENCE_BROKER_RECORD": {"broker_id": "id", "broker_epoch": "epoch"},
-    # Fenced is tagged with default 0 ("no change"): omitted in the record, 0 in the column
-    "BROKER_REGISTRATION_CHANGE_RECORD": {"broker_id": "brokerId", "broker_epoch": "brokerEpoch",
-                                          "fenced": ("fenced", 0), "directories": "logDirs"},
-    "PRODUCER_IDS_RECORD": {"broker_id": "brokerId", "broker_epoch": "brokerEpoch",
-                            "next_producer_id": "nextProducerId"},
-    "FEATURE_LEVEL_RECORD": {"feature_name": "name", "feature_level": "featureLevel"},
-    "ZK_MIGRATION_STATE_RECORD": {"zk_migration_state": "zkMigrationState"},
-    "CONFIG_RECORD": {"config_resource_type": "resourceType", "config_resource_name": "resourceName",
-                      "config_name": "name", "config_value": "value"},
-}
-
-# Target type of every typed column (mirrors jobs/tables/bronze.py METADATA_RECORDS).
-COLUMN_TYPES: Dict[str, str] = {
-    "topic_id": "string", "topic_name": "string", "partition_id": "int", "broker_id": "int",
-    "broker_epoch": "long", "replicas": "array<int>", "isr": "array<int>", "leader": "int",
-    "removing_replicas": "array<int>", "adding_replicas": "array<int>", "directories": "array<string>",
-    "fenced": "int", "next_producer_id": "long", "feature_name": "string", "feature_level": "int",
-    "zk_migration_state": "int", "config_resource_type": "int", "config_resource_name": "string",
-    "config_name": "string", "config_value": "string",
-}
 
 
 def _coerce(value: Any, type_name: str) -> Any:

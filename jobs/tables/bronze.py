@@ -1,6 +1,7 @@
 """Bronze tables: what the inputs say, decoded but not interpreted. Every row carries capture_id and run_id."""
 from __future__ import annotations
 
+from . import record_columns
 from .spec import TableSpec, cols
 
 RUN_COLS = (
@@ -117,26 +118,7 @@ METADATA_RECORDS = TableSpec(
         ("api_key", "int", ""),
         ("version", "int", ""),
         ("payload_json", "string", "Kafka's DumpLogSegments JSON of the data"),
-        ("topic_id", "string", ""),
-        ("topic_name", "string", ""),
-        ("partition_id", "int", ""),
-        ("broker_id", "int", "BrokerId / Id of broker records and ProducerIdsRecord; ControllerId of RegisterControllerRecord"),
-        ("broker_epoch", "long", ""),
-        ("replicas", "array<int>", ""),
-        ("isr", "array<int>", ""),
-        ("leader", "int", ""),
-        ("removing_replicas", "array<int>", ""),
-        ("adding_replicas", "array<int>", ""),
-        ("directories", "array<string>", ""),
-        ("fenced", "int", "RegisterBroker fenced (1/0) or BrokerRegistrationChange fenced (-1/0/1)"),
-        ("next_producer_id", "long", "ProducerIdsRecord NextProducerId"),
-        ("feature_name", "string", ""),
-        ("feature_level", "int", ""),
-        ("zk_migration_state", "int", ""),
-        ("config_resource_type", "int", ""),
-        ("config_resource_name", "string", ""),
-        ("config_name", "string", ""),
-        ("config_value", "string", ""),
+        *record_columns.table_columns(),  # typed columns: types from Kafka's message specs
         ("record_hash", "string", "hash of type, version and payload: compares copies"),
         ("error_kind", "string", "set when this record could not be decoded (kept, never dropped)"),
         ("error_message", "string", ""),
