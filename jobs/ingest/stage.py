@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -150,7 +150,7 @@ def _resolve_capture_time(argument: Optional[datetime], facts: List[dict]):
 
 def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[str]], capture_id: str, run_id: str,
                capture_time: Optional[datetime] = None, units: Optional[Sequence[WorkUnit]] = None) -> IngestResult:
-    """Ingest one capture into the bronze tables.
+    """Ingest one capture into the bronze tables: discover, first pass, copies, second pass, conform, write.
 
     :param captures: the capture's roots: folders, packed snapshots or single files, local or URIs.
     :param store: a DeltaStore (``replace_slice``); None returns the DataFrames without writing them.
@@ -167,104 +167,180 @@ def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[st
     """
     roots = [captures] if isinstance(captures, str) else list(captures)
     units = list(units) if units is not None else discover(roots)
-    files_per_task = _ingest_conf(cfg).files_per_task
-    tasks = plan_tasks(units, files_per_task)
-    options = decode_options(cfg)
-    persisted: List[DataFrame] = []
-
-    if tasks:
-        units_df = _units_frame(spark, tasks, multi_root=len(roots) > 1)
-        tagged = units_df.mapInArrow(map_partition(options), tagged_rows.spark_schema())
-    else:
-        tagged = spark.createDataFrame([], tagged_rows.spark_schema())
-    tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
-    persisted.append(tagged)
-
-    rows_per_file = _ingest_conf(cfg).output_rows_per_file
-
-    def part(name: str) -> DataFrame:
-        """One table's rows of the first pass, in partitions sized to its row count (known by now)."""
-        return _sized(tagged.where(F.col("table") == name).select(f"`{name}`.*"), rows_emitted.get(name, 0),
-                      rows_per_file)
-
-    # one job decodes everything (persisted) and brings back the small driver-side facts
-    facts_name, log_dirs_name = tagged_rows.FACTS.name, bronze.LOG_DIRS.name
-    small = tagged.where(F.col("table").isin(facts_name, log_dirs_name)).select(
-        "table", F.col(facts_name), F.struct(*[F.col(f"{log_dirs_name}.{c}").alias(c)
-                                               for c in ("log_dir", "broker_id", "cluster_id", "directory_id")]
-                                             ).alias("identity")).collect()
-    facts = [r[facts_name].asDict() for r in small if r["table"] == facts_name]
-    identity_rows = [r["identity"] for r in small if r["table"] == log_dirs_name]
-    resolved_time, time_source = _resolve_capture_time(capture_time, facts)
-    rows_emitted: Dict[str, int] = {}
-    file_status: Dict[str, int] = {}
-    for fact in facts:
-        if fact["fact"] in ("rows", "files"):
-            counter = rows_emitted if fact["fact"] == "rows" else file_status
-            counter[fact["source"]] = counter.get(fact["source"], 0) + int(fact["long_value"] or 0)
-
-    log_dirs = part(log_dirs_name)
-    identity = spark.createDataFrame([tuple(r) for r in identity_rows],
-                                     "log_dir string, broker_id int, cluster_id string, directory_id string")
-    by_log_dir = {r["log_dir"]: r for r in identity_rows}
-    copy_sources = [(f["source"], by_log_dir[f["text_value"]]["broker_id"] if f["text_value"] in by_log_dir else None,
-                     f["text_value"], f["fact"]) for f in facts if f["fact"] in ("metadata_copy", "bootstrap_source")]
-    copy_df = spark.createDataFrame(copy_sources, "copy_id string, source_broker_id int, log_dir string, fact string")
-
-    def with_identity(df: DataFrame, columns: Sequence[str]) -> DataFrame:
-        slim = identity.select("log_dir", *columns)
-        return df.drop(*columns).join(F.broadcast(slim), "log_dir", "left")
-
-    broker_of_copy = F.broadcast(copy_df.select("copy_id", "source_broker_id"))
-    batches = part(bronze.METADATA_BATCHES.name).drop("source_broker_id").join(broker_of_copy, "copy_id", "left")
-    batch_count = rows_emitted.get(bronze.METADATA_BATCHES.name, 0)
-    if batch_count:
-        batches = batches.persist(StorageLevel.MEMORY_AND_DISK)
-        persisted.append(batches)
-    copies, auth = compute_copies(batches, [c[:3] for c in copy_sources if c[3] == "metadata_copy"],
-                                  has_batches=batch_count > 0)
-    locators = [json.loads(f["detail"]) for f in facts if f["fact"] == metadata_files.FACT and f["detail"]]
-    unmatched = files_with_unmatched_batches(batches, auth) if batch_count else []
-    overlapping = copy_files_overlap(batches, auth) if batch_count else True
-    direct = _direct_records(cfg, store, auth, overlapping, capture_id, run_id, copy_sources)
-    sequence = decode_sequence(spark, locators, auth, options, persisted, unmatched,
-                               batches if batch_count else None, direct)
-    for table, count in sequence.rows_emitted.items():
-        rows_emitted[table] = rows_emitted.get(table, 0) + count
-    # every row is counted by now: the rest of the run (splits, writes, reconcile, quality) fits the capture's size
-    execution_mode = fit_execution_to_size(spark, cfg, sum(rows_emitted.values()))
-    records = part(bronze.METADATA_RECORDS.name)  # first-pass records (bootstrap files, dump text)
-    if sequence.records is not None:
-        records = records.unionByName(sequence.records)
-    records = records.drop("source_broker_id").join(broker_of_copy, "copy_id", "left")
-    flagged = flag_sequence(records, auth, overlapping=overlapping)
-    files = fold_decoded_outcomes(part(bronze.INGEST_FILES.name), locators, sequence.outcomes, file_status)
-
-    c, r = capture_id, run_id
-    tables = {
-        bronze.INGEST_FILES.name: _conform(with_identity(files, ["broker_id"]), bronze.INGEST_FILES, c, r),
-        bronze.LOG_DIRS.name: _conform(log_dirs, bronze.LOG_DIRS, c, r, {"capture_time": resolved_time}),
-        bronze.DIR_ENTRIES.name: _conform(
-            with_identity(part(bronze.DIR_ENTRIES.name), ["broker_id", "cluster_id", "directory_id"]),
-            bronze.DIR_ENTRIES, c, r),
-        bronze.METADATA_RECORDS.name: _conform(flagged, bronze.METADATA_RECORDS, c, r),
-        bronze.METADATA_BATCHES.name: _conform(batches, bronze.METADATA_BATCHES, c, r),
-        bronze.METADATA_COPIES.name: _conform(copies, bronze.METADATA_COPIES, c, r),
-        bronze.PRODUCER_STATES.name: _conform(with_identity(part(bronze.PRODUCER_STATES.name), ["broker_id"]),
-                                              bronze.PRODUCER_STATES, c, r),
-        bronze.OFFSET_CHECKPOINTS.name: _conform(part(bronze.OFFSET_CHECKPOINTS.name), bronze.OFFSET_CHECKPOINTS, c, r),
-        bronze.ZK_EVENTS.name: _conform(part(bronze.ZK_EVENTS.name), bronze.ZK_EVENTS, c, r),
-        bronze.REPORTED_REPLICAS.name: _conform(part(bronze.REPORTED_REPLICAS.name), bronze.REPORTED_REPLICAS, c, r),
-        bronze.LEADER_EPOCHS.name: _conform(with_identity(part(bronze.LEADER_EPOCHS.name), ["broker_id"]),
-                                            bronze.LEADER_EPOCHS, c, r),
-    }
-    result = IngestResult(capture_id, run_id, resolved_time, time_source, tables, len(units), len(tasks),
-                          rows_emitted, file_status, auth is not None, persisted, execution_mode=execution_mode)
-    if direct is not None:
-        result.staged[bronze.METADATA_RECORDS.name] = direct.staged
+    steps = IngestSteps(spark, cfg, store, capture_id, run_id)
+    first = steps.first_pass(units, multi_root=len(roots) > 1)
+    copies = steps.copies(first)
+    second = steps.second_pass(first, copies)
+    result = steps.conform(first, copies, second, capture_time)
     if store is not None:
         write_ingest(store, result, write_parallelism(cfg))
     return result
+
+
+@dataclass
+class FirstPass:
+    """What the first pass left: every row it decoded (persisted, tagged by table) and the small facts the
+    driver needs (rows and files counted per table, capture-time candidates, the broker of each log dir)."""
+
+    units: int
+    tasks: int
+    tagged: DataFrame
+    facts: List[dict]
+    identity: DataFrame  # log_dir -> broker_id, cluster_id, directory_id (from meta.properties)
+    copy_sources: List[tuple]  # (copy_id, source_broker_id, log_dir, fact) of each metadata copy / bootstrap file
+    broker_of_copy: DataFrame  # copy_id -> source_broker_id (broadcast)
+    rows_emitted: Dict[str, int]
+    file_status: Dict[str, int]
+    rows_per_file: int
+
+    def part(self, name: str) -> DataFrame:
+        """One table's rows, in partitions sized to its row count (known by now)."""
+        return _sized(self.tagged.where(F.col("table") == name).select(f"`{name}`.*"),
+                      self.rows_emitted.get(name, 0), self.rows_per_file)
+
+    def with_identity(self, df: DataFrame, columns: Sequence[str]) -> DataFrame:
+        """``df`` with ``columns`` taken from its log dir's meta.properties."""
+        slim = self.identity.select("log_dir", *columns)
+        return df.drop(*columns).join(F.broadcast(slim), "log_dir", "left")
+
+
+
+@dataclass
+class Copies:
+    """The metadata log's copies compared batch by batch, and the authoritative one (None without a log)."""
+
+    batches: DataFrame
+    batch_count: int
+    table: DataFrame  # bronze_metadata_copies rows
+    auth: Any
+    unmatched: List[Any]  # files of other copies holding batches the authoritative copy lacks
+    overlapping: bool  # two files of the authoritative copy overlap (the once-per-offset flag needs a shuffle)
+    locators: List[dict]  # where each metadata file's records are, for the second pass
+
+
+@dataclass
+class SecondPass:
+    """The authoritative sequence's records (flagged) and every file's final outcome."""
+
+    records: DataFrame
+    files: DataFrame
+    direct: Optional[DirectRecords]
+    execution_mode: str
+
+
+class IngestSteps:
+    """The steps of one capture's ingest, named as docs/ARCHITECTURE.md names them. Each returns what the next
+    needs; the DataFrames they persist are released by :meth:`IngestResult.release`."""
+
+    def __init__(self, spark: SparkSession, cfg, store, capture_id: str, run_id: str) -> None:
+        self.spark, self.cfg, self.store = spark, cfg, store
+        self.capture_id, self.run_id = capture_id, run_id
+        self.settings = _ingest_conf(cfg)
+        self.options = decode_options(cfg)
+        self.persisted: List[DataFrame] = []
+
+    def first_pass(self, units: List[WorkUnit], multi_root: bool) -> FirstPass:
+        """One Spark job decodes every log dir, pack and loose file (persisted) and brings back the small facts."""
+        spark = self.spark
+        tasks = plan_tasks(units, self.settings.files_per_task)
+        if tasks:
+            units_df = _units_frame(spark, tasks, multi_root=multi_root)
+            tagged = units_df.mapInArrow(map_partition(self.options), tagged_rows.spark_schema())
+        else:
+            tagged = spark.createDataFrame([], tagged_rows.spark_schema())
+        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+        self.persisted.append(tagged)
+
+        facts_name, log_dirs_name = tagged_rows.FACTS.name, bronze.LOG_DIRS.name
+        small = tagged.where(F.col("table").isin(facts_name, log_dirs_name)).select(
+            "table", F.col(facts_name), F.struct(*[F.col(f"{log_dirs_name}.{c}").alias(c)
+                                                   for c in ("log_dir", "broker_id", "cluster_id", "directory_id")]
+                                                 ).alias("identity")).collect()
+        facts = [r[facts_name].asDict() for r in small if r["table"] == facts_name]
+        identity_rows = [r["identity"] for r in small if r["table"] == log_dirs_name]
+        rows_emitted: Dict[str, int] = {}
+        file_status: Dict[str, int] = {}
+        for fact in facts:
+            if fact["fact"] in ("rows", "files"):
+                counter = rows_emitted if fact["fact"] == "rows" else file_status
+                counter[fact["source"]] = counter.get(fact["source"], 0) + int(fact["long_value"] or 0)
+        identity = spark.createDataFrame([tuple(r) for r in identity_rows],
+                                         "log_dir string, broker_id int, cluster_id string, directory_id string")
+        by_log_dir = {r["log_dir"]: r for r in identity_rows}
+        copy_sources = [(f["source"], by_log_dir[f["text_value"]]["broker_id"] if f["text_value"] in by_log_dir
+                         else None, f["text_value"], f["fact"])
+                        for f in facts if f["fact"] in ("metadata_copy", "bootstrap_source")]
+        copy_df = spark.createDataFrame(copy_sources, "copy_id string, source_broker_id int, log_dir string, fact string")
+        return FirstPass(len(units), len(tasks), tagged, facts, identity, copy_sources,
+                         F.broadcast(copy_df.select("copy_id", "source_broker_id")), rows_emitted, file_status,
+                         self.settings.output_rows_per_file)
+
+    def copies(self, first: FirstPass) -> Copies:
+        """Compare the metadata log's copies batch by batch and pick the authoritative one."""
+        batches = (first.part(bronze.METADATA_BATCHES.name).drop("source_broker_id")
+                   .join(first.broker_of_copy, "copy_id", "left"))
+        batch_count = first.rows_emitted.get(bronze.METADATA_BATCHES.name, 0)
+        if batch_count:
+            batches = batches.persist(StorageLevel.MEMORY_AND_DISK)
+            self.persisted.append(batches)
+        table, auth = compute_copies(batches, [c[:3] for c in first.copy_sources if c[3] == "metadata_copy"],
+                                     has_batches=batch_count > 0)
+        locators = [json.loads(f["detail"]) for f in first.facts if f["fact"] == metadata_files.FACT and f["detail"]]
+        unmatched = files_with_unmatched_batches(batches, auth) if batch_count else []
+        overlapping = copy_files_overlap(batches, auth) if batch_count else True
+        return Copies(batches, batch_count, table, auth, unmatched, overlapping, locators)
+
+    def second_pass(self, first: FirstPass, copies: Copies) -> SecondPass:
+        """Decode only the authoritative copy's records (plus batches it lacks), flag its one sequence, and fit
+        the rest of the run to the capture's size once every row is counted."""
+        direct = _direct_records(self.cfg, self.store, copies.auth, copies.overlapping, self.capture_id,
+                                 self.run_id, first.copy_sources)
+        sequence = decode_sequence(self.spark, copies.locators, copies.auth, self.options, self.persisted,
+                                   copies.unmatched, copies.batches if copies.batch_count else None, direct)
+        for table, count in sequence.rows_emitted.items():
+            first.rows_emitted[table] = first.rows_emitted.get(table, 0) + count
+        # every row is counted by now: the rest of the run (splits, writes, reconcile, quality) fits the size
+        execution_mode = fit_execution_to_size(self.spark, self.cfg, sum(first.rows_emitted.values()))
+        records = first.part(bronze.METADATA_RECORDS.name)  # first-pass records (bootstrap files, dump text)
+        if sequence.records is not None:
+            records = records.unionByName(sequence.records)
+        records = records.drop("source_broker_id").join(first.broker_of_copy, "copy_id", "left")
+        flagged = flag_sequence(records, copies.auth, overlapping=copies.overlapping)
+        files = fold_decoded_outcomes(first.part(bronze.INGEST_FILES.name), copies.locators, sequence.outcomes,
+                                      first.file_status)
+        return SecondPass(flagged, files, direct, execution_mode)
+
+    def conform(self, first: FirstPass, copies: Copies, second: SecondPass,
+                capture_time: Optional[datetime]) -> IngestResult:
+        """Every bronze table in its spec's columns and types, with the run columns and the capture time."""
+        resolved_time, time_source = _resolve_capture_time(capture_time, first.facts)
+        c, r, part, ident = self.capture_id, self.run_id, first.part, first.with_identity
+        tables = {
+            bronze.INGEST_FILES.name: _conform(ident(second.files, ["broker_id"]), bronze.INGEST_FILES, c, r),
+            bronze.LOG_DIRS.name: _conform(part(bronze.LOG_DIRS.name), bronze.LOG_DIRS, c, r,
+                                           {"capture_time": resolved_time}),
+            bronze.DIR_ENTRIES.name: _conform(
+                ident(part(bronze.DIR_ENTRIES.name), ["broker_id", "cluster_id", "directory_id"]),
+                bronze.DIR_ENTRIES, c, r),
+            bronze.METADATA_RECORDS.name: _conform(second.records, bronze.METADATA_RECORDS, c, r),
+            bronze.METADATA_BATCHES.name: _conform(copies.batches, bronze.METADATA_BATCHES, c, r),
+            bronze.METADATA_COPIES.name: _conform(copies.table, bronze.METADATA_COPIES, c, r),
+            bronze.PRODUCER_STATES.name: _conform(ident(part(bronze.PRODUCER_STATES.name), ["broker_id"]),
+                                                  bronze.PRODUCER_STATES, c, r),
+            bronze.OFFSET_CHECKPOINTS.name: _conform(part(bronze.OFFSET_CHECKPOINTS.name), bronze.OFFSET_CHECKPOINTS,
+                                                     c, r),
+            bronze.ZK_EVENTS.name: _conform(part(bronze.ZK_EVENTS.name), bronze.ZK_EVENTS, c, r),
+            bronze.REPORTED_REPLICAS.name: _conform(part(bronze.REPORTED_REPLICAS.name), bronze.REPORTED_REPLICAS,
+                                                    c, r),
+            bronze.LEADER_EPOCHS.name: _conform(ident(part(bronze.LEADER_EPOCHS.name), ["broker_id"]),
+                                                bronze.LEADER_EPOCHS, c, r),
+        }
+        result = IngestResult(c, r, resolved_time, time_source, tables, first.units, first.tasks,
+                              first.rows_emitted, first.file_status, copies.auth is not None, self.persisted,
+                              execution_mode=second.execution_mode)
+        if second.direct is not None:
+            result.staged[bronze.METADATA_RECORDS.name] = second.direct.staged
+        return result
 
 
 def _direct_records(cfg, store, auth, overlapping: bool, capture_id: str, run_id: str,
