@@ -8,14 +8,22 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def demo_run(spark, tmp_path_factory):
-    """simulate --scenario demo -> nightly; returns paths of the capture, tables and report."""
-    from jobs import nightly
+def demo_capture(tmp_path_factory) -> Path:
+    """simulate --scenario demo (seed 7): the capture and its expected_findings.json, no Spark."""
     from jobs.simulate.command import main as simulate
 
-    base = tmp_path_factory.mktemp("demo")
-    capture, tables, report = base / "capture", base / "tables", base / "report"
+    capture = tmp_path_factory.mktemp("demo-capture") / "capture"
     assert simulate(["--scenario", "demo", "--out", str(capture), "--seed", "7"]) == 0
+    return capture
+
+
+@pytest.fixture(scope="session")
+def demo_run(spark, demo_capture, tmp_path_factory):
+    """The demo capture -> nightly; returns paths of the capture, tables and report."""
+    from jobs import nightly
+
+    base = tmp_path_factory.mktemp("demo")
+    capture, tables, report = demo_capture, base / "tables", base / "report"
     code = nightly.main(["--capture", str(capture), "--out", str(report), "--fail-on", "warning",
                          "--set", f"storage.root={tables}"])
     summary = json.loads((report / "summary.json").read_text())
