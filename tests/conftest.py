@@ -26,7 +26,9 @@ def devsample_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def spark():
-    """One local session, 2 cores, 1 shuffle partition, UI off, UTC."""
+    """One local session, 2 cores, 2 shuffle partitions, UI off, UTC. It starts with interpreted expressions, as
+    the job runs every capture this small (jobs.spark_session.fit_execution_to_size); tests that need compiled
+    code set it themselves."""
     from jobs.spark_session import get_spark
 
     session = get_spark(
@@ -36,6 +38,7 @@ def spark():
             "spark.speculation": "false",
             "spark.driver.memory": "4g",
             "spark.default.parallelism": "2",
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
         },
     )
     yield session

@@ -14,6 +14,13 @@ def _limit(rows: int, **extra) -> dict:
     return {"spark": {"interpreted_below_rows": rows, **extra}}
 
 
+@pytest.fixture(autouse=True)
+def _restore_mode(spark):
+    before = spark.conf.get(CODEGEN_MODE_KEY)
+    yield
+    spark.conf.set(CODEGEN_MODE_KEY, before)
+
+
 def test_the_row_count_decides_the_mode(spark):
     assert fit_execution_to_size(spark, _limit(500), 499) == "interpreted"
     assert spark.conf.get(CODEGEN_MODE_KEY) == "NO_CODEGEN"
@@ -25,12 +32,9 @@ def test_the_row_count_decides_the_mode(spark):
 
 def test_a_codegen_setting_the_user_gave_is_left_alone(spark):
     spark.conf.set(CODEGEN_MODE_KEY, "CODEGEN_ONLY")
-    try:
-        cfg = _limit(10**9, extra_conf={CODEGEN_MODE_KEY: "CODEGEN_ONLY"})
-        assert fit_execution_to_size(spark, cfg, 1) == "configured"
-        assert spark.conf.get(CODEGEN_MODE_KEY) == "CODEGEN_ONLY"
-    finally:
-        spark.conf.set(CODEGEN_MODE_KEY, "FALLBACK")
+    cfg = _limit(10**9, extra_conf={CODEGEN_MODE_KEY: "CODEGEN_ONLY"})
+    assert fit_execution_to_size(spark, cfg, 1) == "configured"
+    assert spark.conf.get(CODEGEN_MODE_KEY) == "CODEGEN_ONLY"
 
 
 def test_ingest_of_a_small_real_capture_switches_to_interpreted(spark, devsample_dir):

@@ -27,13 +27,17 @@ def result(request, spark, devsample_dir):
     interprets them (small ones: jobs.spark_session.fit_execution_to_size)."""
     from datetime import datetime, timezone
 
-    from jobs.spark_session import fit_execution_to_size
+    from jobs.spark_session import CODEGEN_MODE_KEY, fit_execution_to_size
 
     cfg = load_config(env={})
+    before = spark.conf.get(CODEGEN_MODE_KEY)
     limit = {"interpreted": 10**9, "compiled": 0}[request.param]
     assert fit_execution_to_size(spark, {"spark": {"interpreted_below_rows": limit}}, 1000) == request.param
-    bronze = devsample_bronze(spark, devsample_dir / "expected.json")
-    return run_reconcile(spark, cfg, bronze, "dev", "dev-run", datetime(2026, 11, 23, tzinfo=timezone.utc))
+    try:  # run_reconcile computes its silver tables and findings here, in the mode just set
+        bronze = devsample_bronze(spark, devsample_dir / "expected.json")
+        yield run_reconcile(spark, cfg, bronze, "dev", "dev-run", datetime(2026, 11, 23, tzinfo=timezone.utc))
+    finally:
+        spark.conf.set(CODEGEN_MODE_KEY, before)
 
 
 @pytest.mark.spark
