@@ -14,8 +14,10 @@ Used when Delta's JVM classes are not in the session (no Maven here). Every writ
    operation is re-run from a fresh read (``commit_retries`` times), else ``ConcurrentTableUpdateError``.
 
 A Spark failure before step 3 leaves only orphan files (removed when possible) and the version unchanged.
-delta-rs is imported lazily and only here: it panics in a forked child, so nothing that Spark's Python
-workers import may load it.
+The steps by module: the snapshot and the commit are :mod:`.embedded_log`; staging, publishing and the retry
+loop are here; which files a slice or a merge touches is :mod:`.embedded_files`; MERGE's clause semantics
+are :mod:`.embedded_merge`. delta-rs is imported lazily, only here and in the log module: it panics in a
+forked child, so nothing that Spark's Python workers import may load it.
 """
 from __future__ import annotations
 
@@ -26,21 +28,30 @@ import logging
 import random
 import time
 import uuid
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
-from urllib.parse import unquote
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
 from . import merge_clauses as mc
+from .embedded_files import files_named, may_hold, surely_within
+from .embedded_log import (
+    ActiveFile,
+    NewFile,
+    Snapshot,
+    TableMoved,
+    TablePaths,
+    commit,
+    ensure_table,
+    normalise_commit,
+    read_snapshot,
+    table_paths,
+)
+from .embedded_merge import any_condition, apply_clauses
 from .parquet_files import (
-    PARTITION_TYPES,
     STAGING_DIR,
-    FileStats,
     StagedParquet,
     file_schema_problems,
     footer_stats,
-    location_filesystem,
     partition_values_from_dir,
 )
 from .spec import TableSpec
@@ -61,79 +72,6 @@ ROW_COL = "_kr_row"
 _TIMESTAMP_CONF = "spark.sql.parquet.outputTimestampType"
 
 
-class _TableMoved(Exception):
-    """Internal: the commit found a newer table version than the one the operation read."""
-
-    def __init__(self, read_version: int, found_version: int) -> None:
-        super().__init__(f"table moved from version {read_version} to {found_version}")
-        self.read_version = read_version
-        self.found_version = found_version
-
-
-@dataclass(frozen=True)
-class ActiveFile:
-    """A data file of one table version, as its add action describes it (path decoded to the on-disk form)."""
-
-    path: str
-    size: int
-    partition_values: Dict[str, Optional[str]]
-    num_records: Optional[int]
-    min_values: Dict[str, Any]
-    max_values: Dict[str, Any]
-    null_counts: Dict[str, Optional[int]]
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    table: Any  # deltalake.DeltaTable loaded at ``version``: commits are built on it
-    version: int
-    files: Tuple[ActiveFile, ...]
-
-
-@dataclass(frozen=True)
-class NewFile:
-    """A Parquet file Spark wrote for this operation, with what its add action needs."""
-
-    path: str  # relative to the table root (after publishing) or to the staging folder (before)
-    size: int
-    modification_time: int
-    partition_values: Dict[str, Optional[str]]
-    stats: FileStats
-
-    def add_action(self):
-        from deltalake.transaction import AddAction
-
-        return AddAction(self.path, self.size, dict(self.partition_values), self.modification_time, True,
-                         self.stats.delta_json())
-
-
-@dataclass(frozen=True)
-class _Paths:
-    """One table's location as delta-rs, pyarrow's filesystem and Spark each want to see it."""
-
-    delta_uri: str
-    fs: Any
-    fs_root: str
-    spark_root: str
-
-    def fs_path(self, rel: str = "") -> str:
-        return f"{self.fs_root}/{rel}" if rel else self.fs_root
-
-    def spark_path(self, rel: str = "") -> str:
-        return f"{self.spark_root}/{rel}" if rel else self.spark_root
-
-
-def _paths(location: str) -> _Paths:
-    filesystem, root = location_filesystem(location)
-    if "://" in location and not location.startswith("file://"):
-        return _Paths(location, filesystem, root, location.rstrip("/"))
-    return _Paths(root, filesystem, root, "file://" + root)
-
-
 class EmbeddedBackend:
     """Delta tables without Delta's jars: Spark Parquet writer + delta-rs commits (see module docstring)."""
 
@@ -152,79 +90,11 @@ class EmbeddedBackend:
     def exists(self, location: str) -> bool:
         from deltalake import DeltaTable
 
-        return DeltaTable.is_deltatable(_paths(location).delta_uri)
+        return DeltaTable.is_deltatable(table_paths(location).delta_uri)
 
     def create(self, spec: TableSpec, location: str) -> int:
         """Create the table (version 0, no files) unless it exists; check an existing table's schema."""
         return self._ensure(spec, location).version()
-
-    def _ensure(self, spec: TableSpec, location: str):
-        from deltalake import DeltaTable, Schema
-
-        for column in spec.columns:
-            if column.name in spec.partition_by and column.type not in PARTITION_TYPES:
-                raise ValueError(f"table {spec.name}: partition column {column.name!r} has type {column.type}; "
-                                 f"the embedded backend partitions by {PARTITION_TYPES} only")
-        uri = _paths(location).delta_uri
-        if not DeltaTable.is_deltatable(uri):
-            try:
-                DeltaTable.create(uri, Schema.from_arrow(spec.arrow_schema()), mode="error",
-                                  partition_by=list(spec.partition_by) or None, name=spec.name,
-                                  description=spec.description or None)
-            except Exception:
-                if not DeltaTable.is_deltatable(uri):  # not a lost creation race: a real failure
-                    raise
-        table = DeltaTable(uri)
-        self._check_table(spec, table)
-        return table
-
-    def _check_table(self, spec: TableSpec, table) -> None:
-        from deltalake import Schema
-
-        expected = {f.name: f for f in Schema.from_arrow(spec.arrow_schema()).fields}
-        found = {f.name: f for f in table.schema().fields}
-        problems = []
-        for name, want in expected.items():
-            got = found.get(name)
-            if got is None:
-                problems.append(f"missing column {name!r}: expected {want.type}")
-            elif got.type != want.type or got.nullable != want.nullable:
-                problems.append(f"column {name!r}: expected {want.type} nullable={want.nullable}, "
-                                f"found {got.type} nullable={got.nullable}")
-        problems += [f"unexpected column {n!r} ({found[n].type})" for n in found if n not in expected]
-        partitions = list(table.metadata().partition_columns)
-        if partitions != list(spec.partition_by):
-            problems.append(f"partition columns: expected {list(spec.partition_by)}, found {partitions}")
-        if problems:
-            raise SchemaMismatchError(spec.name, problems, what=f"existing table at {table.table_uri}")
-
-    def _snapshot(self, location: str, version: Optional[int] = None) -> Snapshot:
-        from deltalake import DeltaTable
-        from deltalake.exceptions import DeltaError, TableNotFoundError
-
-        uri = _paths(location).delta_uri
-        try:
-            table = DeltaTable(uri, version=version)
-        except TableNotFoundError:
-            raise TableMissingError(f"no Delta table at {uri}") from None
-        except DeltaError as exc:
-            if version is not None and DeltaTable.is_deltatable(uri):
-                raise TableMissingError(f"table at {uri} has no version {version}: {exc}") from None
-            raise
-        partitions = list(table.metadata().partition_columns)
-        files = []
-        for row in pa.table(table.get_add_actions(flatten=True)).to_pylist():
-            columns = {k.split(".", 1)[1] for k in row if k.startswith(("min.", "max.", "null_count."))}
-            files.append(ActiveFile(
-                path=unquote(row["path"]),  # the log stores it URI-encoded; the disk has the raw form
-                size=row["size_bytes"],
-                partition_values={c: partition_value_text(row.get(f"partition.{c}")) for c in partitions},
-                num_records=row.get("num_records"),
-                min_values={c: row[f"min.{c}"] for c in columns if row.get(f"min.{c}") is not None},
-                max_values={c: row[f"max.{c}"] for c in columns if row.get(f"max.{c}") is not None},
-                null_counts={c: row.get(f"null_count.{c}") for c in columns},
-            ))
-        return Snapshot(table, table.version(), tuple(files))
 
     # ------------------------------------------------------------------ reads
 
@@ -236,16 +106,13 @@ class EmbeddedBackend:
 
         if not self.exists(location):
             raise TableMissingError(f"no Delta table at {location}")
-        out = []
-        for commit in DeltaTable(_paths(location).delta_uri).history(limit):
-            out.append(_normalise_commit(commit))
-        return out
+        return [normalise_commit(entry) for entry in DeltaTable(table_paths(location).delta_uri).history(limit)]
 
     def read(self, spec: TableSpec, location: str, version: Optional[int] = None):
         snapshot = self._snapshot(location, version)
-        return self._read_files(spec, _paths(location), snapshot.files).select(*spec.column_names)
+        return self._read_files(spec, table_paths(location), snapshot.files).select(*spec.column_names)
 
-    def _read_files(self, spec: TableSpec, paths: _Paths, files: Sequence[Any], tagged: bool = False):
+    def _read_files(self, spec: TableSpec, paths: TablePaths, files: Sequence[Any], tagged: bool = False):
         """Spark DataFrame over exactly ``files`` (paths relative to ``paths``), partition values from folders.
 
         The folders must spell the partition values the log holds (true for files this backend wrote);
@@ -280,7 +147,7 @@ class EmbeddedBackend:
 
     def append(self, spec: TableSpec, location: str, df, run_id: Optional[str]) -> int:
         self._ensure(spec, location)
-        paths = _paths(location)
+        paths = table_paths(location)
         new_files = self._write(spec, paths, df)
         if not new_files:
             return self.version(location)
@@ -297,7 +164,7 @@ class EmbeddedBackend:
         from pyspark.sql import functions as F
 
         self._ensure(spec, location)
-        paths = _paths(location)
+        paths = table_paths(location)
         predicate = slice_predicate(slice_values)
         in_slice = F.expr(f"coalesce(({predicate}), false)")
         by_folder = {k: partition_value_text(v) for k, v in slice_values.items() if k in spec.partition_by}
@@ -320,7 +187,7 @@ class EmbeddedBackend:
             snapshot = self._snapshot(location)
             candidates = [f for f in snapshot.files
                           if all(f.partition_values.get(k) == v for k, v in by_folder.items())
-                          and _may_hold(f, by_rows)]
+                          and may_hold(f, by_rows)]
             rewritten: List[NewFile] = []
             if by_rows:  # the slice is rows inside files: rewrite the files that hold some, minus those rows
                 candidates = self._files_holding(spec, paths, candidates, in_slice)
@@ -330,7 +197,7 @@ class EmbeddedBackend:
             try:
                 return self._commit(snapshot, location, candidates, [*new_files, *rewritten], "REPLACE SLICE",
                                     run_id, parameters={"slice": predicate})
-            except _TableMoved:
+            except TableMoved:
                 self._discard(paths, rewritten)
                 raise
 
@@ -341,7 +208,7 @@ class EmbeddedBackend:
         from pyspark import StorageLevel
 
         self._ensure(spec, location)
-        paths = _paths(location)
+        paths = table_paths(location)
         source = source.persist(StorageLevel.MEMORY_AND_DISK)  # every pass and retry sees the same rows
         try:
             return self._run(spec, paths, "merge",
@@ -371,10 +238,10 @@ class EmbeddedBackend:
         touched: set = set()
         changed = []
         if matched:
-            hits = target.join(src, condition, "inner").filter(_any_condition(matched))
+            hits = target.join(src, condition, "inner").filter(any_condition(matched))
             changed.append(hits.groupBy(FILE_COL, ROW_COL).count().select(FILE_COL, F.col("count").alias("n")))
         if by_source:
-            gone = target.join(src, condition, "left_anti").filter(_any_condition(by_source))
+            gone = target.join(src, condition, "left_anti").filter(any_condition(by_source))
             changed.append(gone.select(FILE_COL, F.lit(1).cast("long").alias("n")))
         if changed:
             per_file = (functools.reduce(lambda a, b: a.unionByName(b), changed)
@@ -385,7 +252,7 @@ class EmbeddedBackend:
                     f"merge into {spec.name}: several source rows match the same target row (in {len(doubled)} "
                     f"file(s)) on keys {list(on)}; de-duplicate the source by its keys")
             touched = {r[FILE_COL] for r in per_file}
-        rewrite = _files_named(files, touched)
+        rewrite = files_named(files, touched)
 
         # pass 2: new content of the touched files, plus inserted rows, written by Spark. Each target row
         # comes out once: acted on by a matched clause (unique, checked above), matched but left alone,
@@ -394,31 +261,31 @@ class EmbeddedBackend:
         if rewrite:
             old = self._read_files(spec, paths, rewrite, tagged=True).alias("t")
             if matched:
-                acted = old.join(src, condition, "inner").filter(_any_condition(matched))
-                parts.append(_apply(acted, matched, spec, keep_unmatched=True))
+                acted = old.join(src, condition, "inner").filter(any_condition(matched))
+                parts.append(apply_clauses(acted, matched, spec, keep_unmatched=True))
             if not any(c.condition is None for c in matched):  # some matched rows may be left alone
                 left_alone = old.join(src, condition, "left_semi")
                 if matched:
                     left_alone = left_alone.join(acted.select(FILE_COL, ROW_COL), [FILE_COL, ROW_COL], "left_anti")
                 parts.append(left_alone.select(*spec.column_names))
-            parts.append(_apply(old.join(src, condition, "left_anti"), by_source, spec, keep_unmatched=True))
+            parts.append(apply_clauses(old.join(src, condition, "left_anti"), by_source, spec, keep_unmatched=True))
         if inserts:
             fresh = src.join(target.select(*on).alias("t"), condition, "left_anti")
-            parts.append(_apply(fresh, inserts, spec, keep_unmatched=False))
+            parts.append(apply_clauses(fresh, inserts, spec, keep_unmatched=False))
         new_files = self._write(spec, paths, functools.reduce(lambda a, b: a.unionByName(b), parts)) if parts else []
         if not rewrite and not new_files:
             return snapshot.version  # nothing changes: no commit
         try:
             return self._commit(snapshot, location, rewrite, new_files, "MERGE", run_id,
                                 parameters={"on": json.dumps(list(on))})
-        except _TableMoved:
+        except TableMoved:
             self._discard(paths, new_files)
             raise
 
     # ------------------------------------------------------------------ write machinery
 
-    def _write(self, spec: TableSpec, paths: _Paths, df,
-               check: Optional[Callable[[List[NewFile], _Paths], None]] = None) -> List[NewFile]:
+    def _write(self, spec: TableSpec, paths: TablePaths, df,
+               check: Optional[Callable[[List[NewFile], TablePaths], None]] = None) -> List[NewFile]:
         """Spark writes ``df`` into a staging folder; footers are checked; files move into the table folder.
 
         :return: the published (moved, not yet committed) files; empty files are dropped.
@@ -439,15 +306,15 @@ class EmbeddedBackend:
         finally:
             _delete_dir(paths, staging)
 
-    def _publish(self, spec: TableSpec, paths: _Paths, staging: str, write_id: str,
-                 check: Optional[Callable[[List[NewFile], _Paths], None]] = None) -> List[NewFile]:
+    def _publish(self, spec: TableSpec, paths: TablePaths, staging: str, write_id: str,
+                 check: Optional[Callable[[List[NewFile], TablePaths], None]] = None) -> List[NewFile]:
         """Check the Parquet files under ``staging`` (footers, schema, nulls, ``check``) and move them into
         the table folder under new names; the caller removes the staging folder."""
         published: List[NewFile] = []
         try:
             staged = self._staged_files(spec, paths, staging)
             if check is not None:
-                check(staged, _Paths(paths.delta_uri, paths.fs, paths.fs_path(staging), paths.spark_path(staging)))
+                check(staged, TablePaths(paths.delta_uri, paths.fs, paths.fs_path(staging), paths.spark_path(staging)))
             for seq, f in enumerate(staged):
                 folder, _, name = f.path.rpartition("/")
                 suffix = name.split(".", 1)[1] if "." in name else "parquet"
@@ -462,7 +329,7 @@ class EmbeddedBackend:
             raise
         return published
 
-    def _staged_files(self, spec: TableSpec, paths: _Paths, staging: str) -> List[NewFile]:
+    def _staged_files(self, spec: TableSpec, paths: TablePaths, staging: str) -> List[NewFile]:
         import pyarrow.parquet as pq
         from pyarrow import fs as pafs
 
@@ -505,7 +372,7 @@ class EmbeddedBackend:
             if wrong:
                 raise SliceMismatchError(f"replace_slice({spec.name}, {dict(slice_values)}): rows with {wrong} are "
                                          f"outside the slice; write only the slice's rows")
-        unsure = [f for f in staged if not _surely_within(f.stats, by_rows)]
+        unsure = [f for f in staged if not surely_within(f.stats, by_rows)]
         if unsure:
             outside = self._read_files(spec, staging, unsure).filter(~in_slice).limit(1).count()
             if outside:
@@ -522,53 +389,28 @@ class EmbeddedBackend:
         names = {r[FILE_COL] for r in tagged.filter(predicate).select(FILE_COL).distinct().collect()}
         return [f for f in files if f.name in names]
 
-    def _commit(self, snapshot: Snapshot, location: str, removes: Sequence[ActiveFile],
-                adds: Sequence[NewFile], operation: str, run_id: Optional[str], blind_append: bool = False,
+    # ------------------------------------------------------------------ snapshot, commit, retry
+
+    def _ensure(self, spec: TableSpec, location: str):
+        return ensure_table(spec, location)
+
+    def _snapshot(self, location: str, version: Optional[int] = None) -> Snapshot:
+        return read_snapshot(location, version)
+
+    def _commit(self, snapshot: Snapshot, location: str, removes: Sequence[ActiveFile], adds: Sequence[NewFile],
+                operation: str, run_id: Optional[str], blind_append: bool = False,
                 parameters: Optional[Mapping[str, str]] = None) -> int:
-        """One delta-rs transaction on ``snapshot``; raise ``_TableMoved`` if the table moved since."""
-        from deltalake import CommitProperties, DeltaTable
-        from deltalake.exceptions import CommitFailedError
-        from deltalake.transaction import RemoveAction
+        """One commit (a method, so a test can interleave another writer right before it)."""
+        return commit(snapshot, location, removes, adds, operation, run_id, blind_append, parameters)
 
-        now = int(time.time() * 1000)
-        actions = [RemoveAction(f.path, True, now, f.size, dict(f.partition_values)) for f in removes]
-        actions += [f.add_action() for f in adds]
-        metrics = {"numRemovedFiles": str(len(removes)), "numAddedFiles": str(len(adds)),
-                   "numOutputRows": str(sum(f.stats.num_records for f in adds))}
-        properties = CommitProperties(
-            custom_metadata={
-                "userMetadata": json.dumps({"operation": operation, "run_id": run_id}),
-                "readVersion": snapshot.version,
-                "isolationLevel": "Serializable",
-                "isBlindAppend": blind_append,
-                "operationParameters": {"kafka_recon.operation": operation, **(parameters or {})},
-                "operationMetrics": metrics,
-            },
-            max_commit_retries=0,  # delta-rs would rebase a stale remove over a concurrent append
-        )
-        try:
-            snapshot.table.create_write_transaction(
-                actions, mode="append", schema=snapshot.table.schema(),
-                partition_by=list(snapshot.table.metadata().partition_columns), commit_properties=properties)
-        except CommitFailedError as exc:
-            found = DeltaTable(snapshot.table.table_uri).version()
-            if found > snapshot.version:
-                raise _TableMoved(snapshot.version, found) from None
-            exc.kr_commit_uncertain = True
-            raise
-        except BaseException as exc:
-            exc.kr_commit_uncertain = True  # may have landed: keep our files, they may be referenced
-            raise
-        return snapshot.version + 1
-
-    def _run(self, spec: TableSpec, paths: _Paths, operation: str, attempt: Callable[[], int],
+    def _run(self, spec: TableSpec, paths: TablePaths, operation: str, attempt: Callable[[], int],
              staged: Sequence[NewFile]) -> int:
         """Run ``attempt`` until it commits; each retry re-reads the table. ``staged`` are dropped on giving up."""
-        last: Optional[_TableMoved] = None
+        last: Optional[TableMoved] = None
         for number in range(self.commit_retries + 1):
             try:
                 return attempt()
-            except _TableMoved as moved:
+            except TableMoved as moved:
                 last = moved
                 log.info("%s on %s: %s; retry %d of %d", operation, spec.name, moved, number + 1,
                          self.commit_retries)
@@ -582,7 +424,7 @@ class EmbeddedBackend:
         raise ConcurrentTableUpdateError(spec.name, operation, self.commit_retries + 1,
                                          last.read_version if last else None, last.found_version if last else None)
 
-    def _discard(self, paths: _Paths, files: Sequence[NewFile]) -> None:
+    def _discard(self, paths: TablePaths, files: Sequence[NewFile]) -> None:
         """Delete published but uncommitted files (best effort: leftovers are invisible to readers)."""
         for f in files:
             try:
@@ -604,113 +446,10 @@ def staging_for(spec: TableSpec, location: str, partition: str) -> StagedParquet
     return StagedParquet(spec.name, location, f"{STAGING_DIR}/direct-{_write_id()}", partition, schema)
 
 
-def _delete_dir(paths: _Paths, rel: str) -> None:
+def _delete_dir(paths: TablePaths, rel: str) -> None:
     try:
         paths.fs.delete_dir(paths.fs_path(rel))
     except (FileNotFoundError, OSError):
         pass
 
 
-def _normalise_commit(commit: Mapping[str, Any]) -> Dict[str, Any]:
-    """A commitInfo as both backends report it: version, timestamp, operation, run_id, read_version, metrics."""
-    user: Dict[str, Any] = {}
-    try:
-        user = json.loads(commit.get("userMetadata") or "{}")
-    except (TypeError, ValueError):
-        user = {}
-    millis = commit.get("timestamp")
-    return {
-        "version": commit.get("version"),
-        "timestamp": _dt.datetime.fromtimestamp(millis / 1000, _dt.timezone.utc) if millis else None,
-        "operation": user.get("operation") or commit.get("operation"),
-        "run_id": user.get("run_id"),
-        "read_version": commit.get("readVersion"),
-        "metrics": dict(commit.get("operationMetrics") or {}),
-    }
-
-
-def _may_hold(f: ActiveFile, by_rows: Mapping[str, SliceValue]) -> bool:
-    """False only when the file's stats prove it holds no row with these column values."""
-    for column, value in by_rows.items():
-        nulls = f.null_counts.get(column)
-        if value is None:
-            if nulls == 0:
-                return False
-            continue
-        if nulls is not None and f.num_records is not None and nulls == f.num_records:
-            return False
-        low, high = f.min_values.get(column), f.max_values.get(column)
-        try:
-            if low is not None and value < low or high is not None and value > high:
-                return False
-        except TypeError:
-            continue
-    return True
-
-
-def _surely_within(stats: FileStats, by_rows: Mapping[str, SliceValue]) -> bool:
-    """True when the footer stats prove every row has these column values (else Spark checks)."""
-    for column, value in by_rows.items():
-        nulls = stats.null_counts.get(column)
-        if value is None:
-            if nulls != stats.num_records:
-                return False
-        elif nulls != 0 or stats.min_values.get(column) != value or stats.max_values.get(column) != value \
-                or type(stats.min_values.get(column)) is not type(value):
-            return False
-    return True
-
-
-def _files_named(files: Sequence[ActiveFile], names: set) -> List[ActiveFile]:
-    if not names:
-        return []
-    if len({f.name for f in files}) != len(files):
-        return list(files)  # cannot tell same-named files apart: rewrite them all (correct, slower)
-    return [f for f in files if f.name in names]
-
-
-def _any_condition(clauses: Sequence[mc.MergeClause]):
-    from pyspark.sql import functions as F
-
-    if any(c.condition is None for c in clauses):
-        return F.lit(True)
-    return functools.reduce(lambda a, b: a | b, [F.coalesce(F.expr(c.condition), F.lit(False)) for c in clauses])
-
-
-def _apply(joined, clauses: Sequence[mc.MergeClause], spec: TableSpec, keep_unmatched: bool):
-    """Rows after the first clause whose condition holds acts on each (Delta MERGE semantics).
-
-    ``keep_unmatched``: target rows no clause acts on stay as they are; source rows (inserts) are dropped.
-    """
-    from pyspark.sql import functions as F
-
-    types = {f.name: f.dataType for f in spec.spark_schema().fields}
-
-    def original(column: str):
-        return F.col(f"t.`{column}`") if keep_unmatched else F.lit(None).cast(types[column])
-
-    if not clauses:
-        if not keep_unmatched:
-            return joined.limit(0).select(*[original(c).alias(c) for c in spec.column_names])
-        return joined.select(*[original(c).alias(c) for c in spec.column_names])
-    conditions = [F.coalesce(F.expr(c.condition), F.lit(False)) if c.condition else F.lit(True) for c in clauses]
-    columns = []
-    for name in spec.column_names:
-        chain = None
-        for clause, when in zip(clauses, conditions, strict=True):
-            if clause.action == mc.DELETE:
-                value = original(name)
-            elif clause.copies_source:
-                value = F.col(f"s.`{name}`")
-            elif name in clause.assignments:
-                value = F.expr(clause.assignments[name]).cast(types[name])
-            else:
-                value = original(name) if clause.action == mc.UPDATE else F.lit(None).cast(types[name])
-            chain = F.when(when, value) if chain is None else chain.when(when, value)
-        columns.append(chain.otherwise(original(name)).alias(name))
-    keep = None
-    for clause, when in zip(clauses, conditions, strict=True):
-        verdict = F.lit(clause.action != mc.DELETE)
-        keep = F.when(when, verdict) if keep is None else keep.when(when, verdict)
-    keep = keep.otherwise(F.lit(keep_unmatched))
-    return joined.select(*columns, keep.alias("_kr_keep")).filter("_kr_keep").drop("_kr_keep")
