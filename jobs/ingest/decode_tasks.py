@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, Optional
 
 import pyarrow as pa
 
-from udfs import collector
+from udfs import collector, pack_reader
 
 from .arrow_walk_fs import ArrowWalkFs
 from .filesystems import join, open_root
@@ -24,7 +24,7 @@ UNIT_DDL = "kind string, root string, path string, display string, size long, he
 
 # PackError kinds (udfs.collector) are udfs.errors kinds: bronze_ingest_files keeps the pack's own, most
 # specific reason (unsafe_member, truncated_pack, ...)
-PACK_ERROR_KINDS = {kind: kind for kind in collector.PACK_ERROR_KINDS}
+PACK_ERROR_KINDS = {kind: kind for kind in pack_reader.PACK_ERROR_KINDS}
 CONTENT_TABLES = ("bronze_log_dirs", "bronze_dir_entries", "bronze_metadata_records", "bronze_producer_states",
                   "bronze_offset_checkpoints", "bronze_zk_events", "bronze_reported_replicas",
                   "bronze_leader_epochs")
@@ -80,7 +80,7 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
     filesystem, _ = open_root(unit["root"])
     before = sum(sink.counts[t] for t in CONTENT_TABLES)
     with filesystem.open_input_stream(unit["path"], compression=None) as stream:
-        reader = collector.read_pack(stream, **options.pack_limits())
+        reader = pack_reader.read_pack(stream, **options.pack_limits())
         header = reader.header
         if header is None and reader.errors and reader.errors[0].kind == "bad_header":
             reader.close()  # not a pack after all (e.g. a gzipped znode dump named *.jsonl.gz)

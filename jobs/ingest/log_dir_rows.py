@@ -1,7 +1,7 @@
 """Executor side: the collector's entry stream of one log dir -> bronze rows.
 
 The same entries come from a raw tree (``udfs.collector.walk_log_dirs``) and from a packed snapshot
-(``udfs.collector.read_pack``), so both give the same rows by construction. Entries arrive in post-order (a
+(``udfs.pack_reader.read_pack``), so both give the same rows by construction. Entries arrive in post-order (a
 directory's children, then the directory, the log dir itself last), so one replica dir is open at a time and
 memory does not grow with the number of partitions.
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from udfs import collector
+from udfs import pack_reader
 from udfs.errors import DecodeError
 
 from . import metadata_files
@@ -104,7 +104,7 @@ def _decode_pack(root: str, path: str, members: List[Dict[str, Any]], sink: RowS
     wanted: Dict[Tuple[str, str], Dict[str, Any]] = {(m["log_dir"], m["member"]): m for m in members}
     filesystem, _ = open_root(root)
     with filesystem.open_input_stream(path, compression=None) as stream:
-        reader = collector.read_pack(stream, **options.pack_limits())
+        reader = pack_reader.read_pack(stream, **options.pack_limits())
         for entry in reader:
             loc = wanted.pop((entry.get("log_dir"), entry.get("path")), None)
             if loc is None:

@@ -25,6 +25,7 @@ from udfs import (
     log_index,
     message_codec,
     metadata_log,
+    pack_reader,
     partition_metadata,
     producer_state,
     properties_files,
@@ -152,7 +153,7 @@ def _producer_snapshot(data: bytes) -> None:
 
 def _pack(data: bytes) -> None:
     for source in (data, gzip.compress(data, mtime=0)):
-        reader = collector.read_pack(source, max_line_bytes=1 << 20, max_total_bytes=8 << 20)
+        reader = pack_reader.read_pack(source, max_line_bytes=1 << 20, max_total_bytes=8 << 20)
         _drain(reader)
         reader.close()
 
@@ -162,7 +163,7 @@ def _ingest_pack(data: bytes) -> None:
     from jobs.ingest.log_dir_rows import DecodeOptions, decode_entries
     from jobs.ingest.tagged_rows import RowSink
 
-    reader = collector.read_pack(data, max_line_bytes=1 << 20, max_total_bytes=8 << 20)
+    reader = pack_reader.read_pack(data, max_line_bytes=1 << 20, max_total_bytes=8 << 20)
     sink = RowSink(64)
     _drain(decode_entries(iter(reader), sink, DecodeOptions(decompression_limit_bytes=FUZZ_DECOMPRESS_LIMIT),
                           display=lambda log_dir: f"pack!{log_dir}"))
@@ -177,7 +178,7 @@ def _names(data: bytes) -> None:
     log_dir_names.classify_partition_file(name)
     log_dir_names.kafka_name_error(name)
     metadata_log.parse_snapshot_file_name(name)
-    collector.path_problem(name)
+    pack_reader.path_problem(name)
     log_dirs_describe.split_topic_partition(name)
 
 

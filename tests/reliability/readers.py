@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List
 
 from udfs import dump_log_text, leader_epochs, log_dirs_describe, metadata_log, record_batch, zookeeper
-from udfs.collector import read_pack
 from udfs.errors import DecodeError
+from udfs.pack_reader import read_pack
 from udfs.partition_metadata import read_partition_metadata
 from udfs.producer_state import decode_producer_snapshot, iter_txn_index
 from udfs.properties_files import (

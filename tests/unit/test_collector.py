@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from udfs import collector
+from udfs import collector, pack_reader
 from udfs.collector import (
     ENTRY_FIELDS,
     CollectOptions,
@@ -30,10 +30,10 @@ from udfs.collector import (
     collect,
     main,
     parse_properties,
-    read_pack,
     walk_log_dirs,
     write_pack,
 )
+from udfs.pack_reader import read_pack
 
 CLUSTER_ID = "EKJ41Lv86vWjqGSh58Dg2w"
 FS_CLASSES = [LocalFileSystem, PathFileSystem]
@@ -75,7 +75,7 @@ def pack_bytes(log_dirs, options=None, fs=None, **kw) -> bytes:
     return buf.getvalue()
 
 
-def read_all(data) -> tuple[collector.PackReader, list[dict]]:
+def read_all(data) -> tuple[pack_reader.PackReader, list[dict]]:
     reader = read_pack(data)
     return reader, list(reader)
 

@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from udfs import errors
-from udfs.collector import PACK_ERROR_KINDS, PackReader, read_pack, write_pack
+from udfs.collector import write_pack
+from udfs.pack_reader import PACK_ERROR_KINDS, PackReader, read_pack
 
 LOG_DIR = "/var/lib/kafka/data"
 
@@ -487,10 +488,10 @@ def test_fuzzed_json_text_never_raises(real_pack, edits):
 _STDLIB_READ = r"""
 import hashlib, json, sys
 sys.path.insert(0, sys.argv[1])
-from udfs import collector
-assert collector._B64_DECODE.__module__ == "base64" and collector._JSON_DECODE.__module__ == "json.decoder"
-assert collector._isal_zlib is None  # gzip.GzipFile reads
-reader = collector.read_pack(open(sys.argv[2], "rb"))
+from udfs import gzip_members, pack_reader
+assert pack_reader._B64_DECODE.__module__ == "base64" and pack_reader._JSON_DECODE.__module__ == "json.decoder"
+assert gzip_members._isal_zlib is None  # gzip.GzipFile reads
+reader = pack_reader.read_pack(open(sys.argv[2], "rb"))
 entries = [[e.get("log_dir"), e.get("path"), e.get("kind"), e.get("flags"),
             None if e.get("content") is None else hashlib.sha256(e["content"]).hexdigest()] for e in reader]
 print(json.dumps({"kinds": [x.kind for x in reader.errors], "entries": entries}))
@@ -526,11 +527,11 @@ def test_accelerated_reader_agrees_with_the_stdlib_reader(real_pack, tmp_path):
     import sys
     from pathlib import Path
 
-    from udfs import collector
+    from udfs import gzip_members, pack_reader
 
-    assert collector._B64_DECODE.__module__.startswith("pybase64")  # the accelerators are installed (pyproject)
-    assert collector._isal_zlib is not None
-    repo = str(Path(collector.__file__).resolve().parents[1])
+    assert pack_reader._B64_DECODE.__module__.startswith("pybase64")  # the accelerators are installed (pyproject)
+    assert gzip_members._isal_zlib is not None
+    repo = str(Path(pack_reader.__file__).resolve().parents[1])
     for name, data in _variants(real_pack[0]).items():
         path = tmp_path / f"{name}.jsonl.gz"
         path.write_bytes(data)

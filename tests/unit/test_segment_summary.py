@@ -15,12 +15,12 @@ from udfs import collector, log_index
 from udfs.collector import (
     CollectOptions,
     last_index_entry,
-    read_pack,
     summarize_segment,
     summary_targets,
     walk_log_dirs,
     write_pack,
 )
+from udfs.pack_reader import read_pack
 
 
 def _reader(data: bytes):

@@ -28,9 +28,9 @@ from jobs.simulate import command
 from jobs.simulate.scenarios import CATALOGUE
 from jobs.simulate.simulation import SimParams
 from udfs import (
-    collector,
     kafka_uuid,
     metadata_log,
+    pack_reader,
     partition_metadata,
     producer_state,
     properties_files,
@@ -637,7 +637,7 @@ def test_packed_capture_is_one_pack_per_broker(tmp_path):
     stats = command.run("missing-partition-metadata", out, SimParams(seed=5, partitions_per_broker=1, packed=True))
     assert stats["packs"] == [f"broker-{b}.jsonl.gz" for b in range(1, 5)]
     assert not any(name.startswith("broker-") and os.path.isdir(os.path.join(out, name)) for name in os.listdir(out))
-    with collector.PackReader(os.path.join(out, "broker-2.jsonl.gz")) as pack:
+    with pack_reader.PackReader(os.path.join(out, "broker-2.jsonl.gz")) as pack:
         items = list(pack)
     assert pack.complete, pack.errors
     assert pack.header["broker_id"] == 2 and pack.header["capture_time"] == capture_doc(out)["capture_time"]
@@ -676,7 +676,7 @@ def test_metadata_log_embedded_in_the_voters_packs_only(tmp_path):
     voters = capture_doc(out)["controller"]["kraft"]["voters"]
     embedded = set()
     for b in range(1, 6):
-        with collector.PackReader(os.path.join(out, f"broker-{b}.jsonl.gz")) as pack:
+        with pack_reader.PackReader(os.path.join(out, f"broker-{b}.jsonl.gz")) as pack:
             segments = [e for e in pack if e["path"].startswith(METADATA_DIR + "/") and e["path"].endswith(".log")]
         assert segments, b  # every broker's copy is listed ...
         if all(e["content"] for e in segments):
