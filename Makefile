@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: demo test test-slow test-all test-fast bench fuzz lint clean venv java chromium local-cluster
+.PHONY: demo test test-slow test-all test-fast bench fuzz lint clean venv java chromium local-cluster collector
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (python3.11 not found; set PYTHON=...)"; exit 1; }
@@ -58,8 +58,12 @@ fuzz: $(STAMP)
 local-cluster: $(STAMP) java
 	KAFKA_RECON_LOCAL_CLUSTER=1 $(VENV)/bin/pytest -q -p no:cacheprovider tests/integration/test_local_cluster.py
 
+# the collector as one stdlib-only file to copy to brokers and controllers
+collector: $(STAMP)
+	$(PY) -m collector.build dist/kafka-recon-collector.py
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check jobs udfs tests
+	$(VENV)/bin/ruff check jobs udfs collector tests
 
 clean:
 	rm -rf $(VENV) demo-out kafka-recon-tables kafka-recon-out .pytest_cache

@@ -26,7 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from udfs.collector import CollectOptions, collect  # noqa: E402
+from collector import CollectOptions, collect  # noqa: E402
 from udfs.partition_metadata import encode_partition_metadata  # noqa: E402
 from udfs.producer_state import encode_producer_snapshot  # noqa: E402
 from udfs.properties_files import write_leader_epoch_checkpoint, write_offset_checkpoint  # noqa: E402

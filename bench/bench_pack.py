@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from udfs.collector import CollectOptions, walk_log_dirs, write_pack  # noqa: E402
+from collector import CollectOptions, walk_log_dirs, write_pack  # noqa: E402
 from udfs.pack_reader import read_pack
 
 TOPIC_ID = b"version: 0\ntopic_id: xWt6cg-LDx4r6BAz2rYsCg"

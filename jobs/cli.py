@@ -12,7 +12,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 COMMANDS: Dict[str, Tuple[str, str]] = {
     "nightly": ("jobs.nightly", "ingest -> reconcile -> data quality -> report, for one or more captures"),
     "simulate": ("jobs.simulate.command", "write a simulated Kafka fleet capture with known problems"),
-    "collect": ("udfs.collector", "pack a broker's log dirs into one snapshot file (read-only)"),
+    "collect": ("collector.cli", "pack a broker's log dirs into one snapshot file (read-only)"),
     "decode": ("jobs.decode_command", "print every record of metadata segments/snapshots/dump-log text as JSON lines"),
     "demo": ("jobs.demo", "simulate the demo fleet and run the nightly job on it"),
 }

@@ -1,4 +1,4 @@
-"""Reading a pack (the collector's packed snapshot, format in :mod:`udfs.collector`): ``read_pack`` / ``PackReader``.
+"""Reading a pack (the collector's packed snapshot, format in :mod:`collector`): ``read_pack`` / ``PackReader``.
 
 The executors read hundreds of packs, so this side may use accelerators the broker side never needs: where
 ``isal``, ``pybase64`` and ``orjson`` are installed, inflating, base64 and JSON use them, with identical
@@ -22,7 +22,8 @@ import os
 import zlib
 from typing import Any, BinaryIO, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
-from .collector import (
+from collector.filesystem import oserror_text
+from collector.pack_format import (
     DEFAULT_MAX_METADATA_FILE_BYTES,
     ENTRY_KINDS,
     FORMAT_NAME,
@@ -31,8 +32,8 @@ from .collector import (
     KIND_FILE,
     KIND_SYMLINK,
     MAX_SUMMARY_MARKERS,
-    oserror_text,
 )
+
 from .gzip_members import InflateError, Prefixed, gzip_reader
 
 PACK_ERROR_KINDS = frozenset(

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from collector.java_properties import MalformedProperty, java_properties
+
 from . import kafka_uuid
-from .collector import MalformedProperty, java_properties
 from .errors import DecodeError
 from .java_text import (
     decode_utf8_like_java,
@@ -46,7 +47,7 @@ from .java_text import (
 def load_properties(data: bytes) -> Tuple[Dict[str, str], Optional[DecodeError]]:
     """``Properties.load(InputStream)``: ISO-8859-1 bytes, ``#``/``!`` comments, ``=``/``:``/whitespace
     separators, backslash escapes and continuations, ``\\uXXXX``. Later keys overwrite earlier ones. The parser
-    is the collector's (:func:`udfs.collector.java_properties`: one parser, stdlib only, for brokers and ingest).
+    is the collector's (:func:`collector.java_properties`: one parser, stdlib only, for brokers and ingest).
 
     Returns ``(props, None)`` or ``({...so far}, DecodeError)`` for Java's only load failure,
     ``IllegalArgumentException: Malformed \\uxxxx encoding.``.

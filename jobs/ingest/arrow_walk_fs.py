@@ -1,6 +1,6 @@
 """The collector's tiny filesystem protocol over pyarrow.fs, so ``walk_log_dirs`` walks s3://, gs://, hdfs://...
 
-``udfs.collector.walk_log_dirs`` yields the very entries a packed snapshot holds; plugging this adapter in
+``collector.walk_log_dirs`` yields the very entries a packed snapshot holds; plugging this adapter in
 makes a raw tree in object storage give the same rows as its pack. A handle is a path inside the pyarrow
 filesystem. Object stores have no symlinks, devices or allocated sizes: ``alloc``/``mode`` stay None.
 Every failure is raised as ``OSError`` (the walker turns it into an entry flag).
@@ -13,7 +13,7 @@ from typing import Iterator, Optional, Tuple
 
 from pyarrow import fs as pafs
 
-from udfs.collector import KIND_DIR, KIND_FILE, KIND_OTHER, NotRegularFile, Stat
+from collector import KIND_DIR, KIND_FILE, KIND_OTHER, NotRegularFile, Stat
 
 from .filesystems import join
 

@@ -12,7 +12,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, Optional
 
 import pyarrow as pa
 
-from udfs import collector, pack_reader
+import collector
+from udfs import pack_reader
 
 from .arrow_walk_fs import ArrowWalkFs
 from .filesystems import join, open_root
@@ -22,7 +23,7 @@ from .tagged_rows import RowSink
 
 UNIT_DDL = "kind string, root string, path string, display string, size long, headless boolean"
 
-# PackError kinds (udfs.collector) are udfs.errors kinds: bronze_ingest_files keeps the pack's own, most
+# PackError kinds (collector) are udfs.errors kinds: bronze_ingest_files keeps the pack's own, most
 # specific reason (unsafe_member, truncated_pack, ...)
 PACK_ERROR_KINDS = {kind: kind for kind in pack_reader.PACK_ERROR_KINDS}
 CONTENT_TABLES = ("bronze_log_dirs", "bronze_dir_entries", "bronze_metadata_records", "bronze_producer_states",

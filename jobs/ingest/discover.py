@@ -16,7 +16,7 @@ from typing import Iterable, List, Sequence, Union
 
 from pyarrow import fs as pafs
 
-from udfs.collector import PACK_SUFFIXES  # *.jsonl.gz, *.jsonl: a file that is no pack is decoded as loose
+from collector import PACK_SUFFIXES  # *.jsonl.gz, *.jsonl: a file that is no pack is decoded as loose
 
 from .filesystems import normalize_root, open_root, relative
 

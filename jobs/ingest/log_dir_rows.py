@@ -1,6 +1,6 @@
 """Executor side: the collector's entry stream of one log dir -> bronze rows.
 
-The same entries come from a raw tree (``udfs.collector.walk_log_dirs``) and from a packed snapshot
+The same entries come from a raw tree (``collector.walk_log_dirs``) and from a packed snapshot
 (``udfs.pack_reader.read_pack``), so both give the same rows by construction. Entries arrive in post-order (a
 directory's children, then the directory, the log dir itself last), so one replica dir is open at a time and
 memory does not grow with the number of partitions.
@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
 
-from udfs import leader_epochs, log_dir_names, metadata_log, properties_files, record_batch
-from udfs.collector import (
+from collector import (
     DEFAULT_MAX_METADATA_FILE_BYTES,
     DEFAULT_SEGMENT_SCAN_BYTES,
     FLAG_OVER_CAP,
     KIND_DIR,
     KIND_FILE,
 )
+from udfs import leader_epochs, log_dir_names, metadata_log, properties_files, record_batch
 from udfs.errors import DecodeError
 from udfs.partition_metadata import read_partition_metadata
 from udfs.producer_state import decode_producer_snapshot
@@ -74,7 +74,7 @@ CHILD_FILE_KINDS = {
 
 
 def segment_end_columns(summaries: Dict[int, tuple], newest: Optional[int]) -> Dict[str, Any]:
-    """bronze_dir_entries' end-of-log columns from the collector's segment summaries (see udfs.collector).
+    """bronze_dir_entries' end-of-log columns from the collector's segment summaries (see collector).
 
     The log end offset is what Kafka's ``LogSegment.readNextOffset`` finds in the newest segment: the offset
     after its last batch, or its base offset when it holds none. Unknown (null) when the newest segment was not

@@ -8,7 +8,7 @@ SEGMENT_SHORTER_THAN_INDEX    the newest segment's offset index points past the 
                               cut off after Kafka indexed it (LogSegment.readNextOffset then finds no batch);
 CHECKPOINT_WITHOUT_DIR        a checkpoint names a partition that has no dir in that log dir (info).
 
-The log end offset comes from the collector's segment summary (udfs.collector.summarize_segment); a dir whose
+The log end offset comes from the collector's segment summary (collector.summarize_segment); a dir whose
 newest segment was not read completely is never judged. The collector reads the checkpoint files before the
 replica dirs, so on a live broker a checkpoint is never newer than the segments it is compared with.
 """

@@ -153,7 +153,7 @@ def metadata_log_packs(sim: Simulation, copies: Optional[int]) -> Set[int]:
 def pack_brokers(sim: Simulation, out: str, brokers: List[Broker], embed_metadata_log: Set[int],
                  trees: str) -> List[str]:
     """Replace each broker's raw tree (under ``trees``) by one collector pack in ``out``, then drop the tree."""
-    from udfs import collector
+    import collector
 
     written = []
     for broker in brokers:

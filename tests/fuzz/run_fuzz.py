@@ -248,7 +248,7 @@ def _atheris_child(args) -> None:
     import atheris
 
     with atheris.instrument_imports(include=["udfs"]):
-        import udfs.collector  # noqa: F401  (instrumented before anyone else imports udfs)
+        import collector  # noqa: F401  (instrumented before anyone else imports udfs)
         from tests.fuzz.targets import TARGETS
     targets = _select(TARGETS, args.targets)
     corpus = Path(args.corpus_dir)

@@ -14,8 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
+import collector
 from udfs import (
-    collector,
     compression,
     dump_log_text,
     java_text,

@@ -33,8 +33,8 @@ from typing import Callable, Optional
 import lz4.frame
 import zstandard
 
+from collector import write_pack
 from udfs import compression, record_batch, wire
-from udfs.collector import write_pack
 from udfs.metadata_log import encode_metadata_batch, encode_metadata_frame
 from udfs.partition_metadata import encode_partition_metadata
 from udfs.producer_state import ProducerEntry, encode_producer_snapshot
@@ -570,7 +570,7 @@ def _small_log_dir(root: Path) -> Path:
 
 
 def real_pack_lines() -> list:
-    """The JSON lines of a real pack (written by udfs.collector.write_pack) of a small log dir."""
+    """The JSON lines of a real pack (written by collector.write_pack) of a small log dir."""
     with tempfile.TemporaryDirectory() as tmp:
         log_dir = _small_log_dir(Path(tmp))
         buf = io.BytesIO()

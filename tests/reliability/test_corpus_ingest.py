@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
+import collector
 from jobs.ingest import decode_tasks
-from udfs import collector
 from udfs.partition_metadata import encode_partition_metadata
 
 from .conftest import ingest_rows

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from collector import CollectOptions, collect
 from jobs.config import load_config
 from jobs.ingest import run_ingest
 from jobs.tables.delta_store import DeltaStore
-from udfs.collector import CollectOptions, collect
 
 pytestmark = pytest.mark.spark
 

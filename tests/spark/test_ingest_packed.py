@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from collector import CollectOptions, collect
 from jobs.config import load_config
 from jobs.ingest import run_ingest
-from udfs.collector import CollectOptions, collect
 
 pytestmark = pytest.mark.spark
 

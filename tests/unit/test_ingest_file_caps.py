@@ -10,9 +10,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from collector import CollectOptions, collect
 from jobs.ingest.log_dir_rows import DecodeOptions
 from tests.reliability.conftest import ingest_rows
-from udfs.collector import CollectOptions, collect
 
 SEGMENT = "__cluster_metadata-0/00000000000000000026.log"  # 3496 bytes, the largest file of broker 101
 

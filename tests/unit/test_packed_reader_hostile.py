@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from collector import write_pack
 from udfs import errors
-from udfs.collector import write_pack
 from udfs.pack_reader import PACK_ERROR_KINDS, PackReader, read_pack
 
 LOG_DIR = "/var/lib/kafka/data"

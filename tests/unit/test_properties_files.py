@@ -37,7 +37,7 @@ def test_load_matches_jdk17(hex_bytes, expected):
 @pytest.mark.parametrize("hex_bytes,expected", ORACLE["properties_load"], ids=range(len(ORACLE["properties_load"])))
 def test_the_collector_reads_properties_with_the_same_parser(hex_bytes, expected):
     """One parser: what the collector puts in a pack's header is what the JDK (and ingest) read."""
-    from udfs import collector
+    import collector
 
     text = bytes.fromhex(hex_bytes).decode("latin-1")
     if "error" in expected:

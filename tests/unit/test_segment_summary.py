@@ -1,4 +1,4 @@
-"""Segment summaries (udfs.collector): the log end and transaction markers of a data segment from its batch
+"""Segment summaries (collector): the log end and transaction markers of a data segment from its batch
 headers, checked against Kafka's own record of the batches it wrote (kafka-devsample expected.json)."""
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.ingest.log_dir_rows import segment_end_columns
-from jobs.simulate import codec
-from udfs import collector, log_index
-from udfs.collector import (
+import collector
+from collector import (
     CollectOptions,
     last_index_entry,
     summarize_segment,
@@ -20,6 +18,9 @@ from udfs.collector import (
     walk_log_dirs,
     write_pack,
 )
+from jobs.ingest.log_dir_rows import segment_end_columns
+from jobs.simulate import codec
+from udfs import log_index
 from udfs.pack_reader import read_pack
 
 
