@@ -103,4 +103,4 @@ def main(argv: Optional[List[str]] = None, prog: Optional[str] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], prog=os.path.basename(sys.argv[0]) or "collector.py"))
+    sys.exit(main(sys.argv[1:], prog=os.path.basename(sys.argv[0]) or "kafka-recon-collector.py"))

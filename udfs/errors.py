@@ -45,7 +45,7 @@ KINDS = frozenset(
         "io_error",
         "unsafe_path",
         "dump_log_error",         # kafka-dump-log printed "Error at <offset>, skipping. <msg>" with a cause we cannot map
-        # packed snapshots (udfs/collector.py PACK_ERROR_KINDS; also uses bad_json, bad_version, unsafe_path,
+        # packed snapshots (udfs/pack_reader.py PACK_ERROR_KINDS; also uses bad_json, bad_version, unsafe_path,
         # decompression_bomb, garbage_after_frame, io_error)
         "bad_header",       # first line is not a kafka-recon-pack header
         "bad_entry",        # entry/part line with missing or mistyped fields
