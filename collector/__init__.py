@@ -4,75 +4,28 @@ Modules, in the order the one-file build (``python -m collector.build``) joins t
 and its constants), ``options``, ``filesystem`` (the read-only filesystem protocol), ``segments`` (segment
 summaries), ``java_properties``, ``walk``, ``header``, ``pack_writer``, ``cli``. Everything here is stdlib only;
 packs are read by :mod:`udfs.pack_reader`.
+This module re-exports what ingest, the simulator and the tests use.
 """
-from .cli import (  # noqa: F401
-    build_parser,
-    main,
-)
-from .filesystem import (  # noqa: F401
-    LocalFileSystem,
-    NotRegularFile,
-    PathFileSystem,
-    RandomReader,
-    Stat,
-    default_fs,
-    oserror_text,
-)
-from .header import (  # noqa: F401
-    make_header,
-    parse_capture_time,
-    read_identity,
-    utc_now_iso,
-)
-from .java_properties import (  # noqa: F401
-    MalformedProperty,
-    java_properties,
-    parse_properties,
-)
-from .options import (  # noqa: F401
-    CollectOptions,
-    embed_cap,
-)
-from .pack_format import (  # noqa: F401
-    COLLECTOR_VERSION,
-    DEFAULT_COMPRESS_LEVEL,
-    DEFAULT_MAX_FILE_BYTES,
+from .cli import main
+from .filesystem import LocalFileSystem, NotRegularFile, PathFileSystem, Stat, default_fs
+from .header import make_header, parse_capture_time
+from .java_properties import MalformedProperty, java_properties, parse_properties
+from .options import CollectOptions
+from .pack_format import (
     DEFAULT_MAX_METADATA_FILE_BYTES,
     DEFAULT_SEGMENT_SCAN_BYTES,
     ENTRY_FIELDS,
-    ENTRY_KINDS,
-    FLAG_CHANGED,
-    FLAG_INCOMPLETE,
-    FLAG_NON_UTF8,
     FLAG_OVER_CAP,
-    FLAG_UNREADABLE,
-    FLAG_VANISHED,
     FORMAT_NAME,
-    FORMAT_VERSION,
     KIND_DIR,
     KIND_FILE,
     KIND_OTHER,
     KIND_SYMLINK,
-    LOCK_FILE,
-    MAX_SUMMARY_MARKERS,
-    METADATA_DIR,
     PACK_SUFFIXES,
     PART_BYTES,
 )
-from .pack_writer import (  # noqa: F401
-    UsageError,
-    check_output_path,
-    collect,
-    default_pack_name,
-    entry_lines,
-    write_pack,
-)
-from .segments import (  # noqa: F401
-    last_index_entry,
-    segment_summary,
-    summarize_segment,
-    summary_targets,
-)
-from .walk import (  # noqa: F401
-    walk_log_dirs,
-)
+from .pack_writer import UsageError, collect, write_pack
+from .segments import last_index_entry, summarize_segment, summary_targets
+from .walk import walk_log_dirs
+
+__all__ = ['CollectOptions', 'DEFAULT_MAX_METADATA_FILE_BYTES', 'DEFAULT_SEGMENT_SCAN_BYTES', 'ENTRY_FIELDS', 'FLAG_OVER_CAP', 'FORMAT_NAME', 'KIND_DIR', 'KIND_FILE', 'KIND_OTHER', 'KIND_SYMLINK', 'LocalFileSystem', 'MalformedProperty', 'NotRegularFile', 'PACK_SUFFIXES', 'PART_BYTES', 'PathFileSystem', 'Stat', 'UsageError', 'collect', 'default_fs', 'java_properties', 'last_index_entry', 'main', 'make_header', 'parse_capture_time', 'parse_properties', 'summarize_segment', 'summary_targets', 'walk_log_dirs', 'write_pack']
