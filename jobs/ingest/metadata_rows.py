@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 # which record field feeds which typed column, and the columns' types derived from Kafka's message specs
-from jobs.tables.record_columns import COLUMN_SOURCES, COLUMN_TYPES
+from jobs.tables.record_columns import COLUMN_SOURCES, COLUMN_TYPES, source_parts
 from udfs.metadata_record import MetadataRecord
 
 from .tagged_rows import CONVERSION_ERRORS, fit
@@ -54,7 +54,7 @@ def _fast(type_name: str):
 
 # per record type: (column, data key, value when absent, coercion), built once from the table above
 _PLANS: Dict[str, tuple] = {
-    record_type: tuple((column, *(source if isinstance(source, tuple) else (source, None)),
+    record_type: tuple((column, *source_parts(source),
                         _fast(COLUMN_TYPES[column])) for column, source in sources.items())
     for record_type, sources in COLUMN_SOURCES.items()
 }

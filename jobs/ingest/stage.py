@@ -73,18 +73,12 @@ class IngestResult:
         self._persisted.clear()
 
 
-def _ingest_conf(cfg) -> IngestSettings:
-    """The typed ``ingest`` section (completed from conf/*.yaml when ``cfg`` gives it only in part)."""
-    return section(cfg, IngestSettings)
-
-
 # the ingest settings the executors need, under the same names (DecodeOptions is plain data that pickles)
 _DECODE_KEYS = ("max_embedded_file_bytes", "max_metadata_file_bytes", "decompression_limit_bytes",
                 "read_data_segment_headers", "max_segment_scan_bytes", "segment_summary_bytes", "metadata_chunk_bytes")
 
 
-def decode_options(cfg) -> DecodeOptions:
-    ingest = _ingest_conf(cfg)
+def decode_options(ingest: IngestSettings) -> DecodeOptions:
     return DecodeOptions(**{key: getattr(ingest, key) for key in _DECODE_KEYS})
 
 
@@ -235,8 +229,8 @@ class IngestSteps:
     def __init__(self, spark: SparkSession, cfg, store, capture_id: str, run_id: str) -> None:
         self.spark, self.cfg, self.store = spark, cfg, store
         self.capture_id, self.run_id = capture_id, run_id
-        self.settings = _ingest_conf(cfg)
-        self.options = decode_options(cfg)
+        self.settings = section(cfg, IngestSettings)  # completed from conf/*.yaml when cfg gives it in part
+        self.options = decode_options(self.settings)
         self.persisted: List[DataFrame] = []
 
     def first_pass(self, units: List[WorkUnit], multi_root: bool) -> FirstPass:
@@ -293,7 +287,7 @@ class IngestSteps:
     def second_pass(self, first: FirstPass, copies: Copies) -> SecondPass:
         """Decode only the authoritative copy's records (plus batches it lacks), flag its one sequence, and fit
         the rest of the run to the capture's size once every row is counted."""
-        direct = _direct_records(self.cfg, self.store, copies.auth, copies.overlapping, self.capture_id,
+        direct = _direct_records(self.settings.direct_records_write, self.store, copies.auth, copies.overlapping, self.capture_id,
                                  self.run_id, first.copy_sources)
         sequence = decode_sequence(self.spark, copies.locators, copies.auth, self.options, self.persisted,
                                    copies.unmatched, copies.batches if copies.batch_count else None, direct)
@@ -343,13 +337,12 @@ class IngestSteps:
         return result
 
 
-def _direct_records(cfg, store, auth, overlapping: bool, capture_id: str, run_id: str,
+def _direct_records(enabled: bool, store, auth, overlapping: bool, capture_id: str, run_id: str,
                     copy_sources) -> Optional[DirectRecords]:
     """The second pass writes the records' files itself when it can produce the finished rows alone: the
     store commits staged files (in one commit with the first pass's records: bootstrap files, dump text) and
     no two files of the authoritative copy overlap (else the once-per-offset flag needs a shuffle). Else None."""
-    if (store is None or auth is None or overlapping
-            or not _ingest_conf(cfg).direct_records_write):
+    if store is None or auth is None or overlapping or not enabled:
         return None
     staged = store.staged_parquet(bronze.METADATA_RECORDS.name, {"capture_id": capture_id})
     if staged is None:

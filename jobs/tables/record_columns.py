@@ -69,8 +69,13 @@ class ColumnSpecError(ValueError):
     """COLUMN_SOURCES disagrees with Kafka's message specs."""
 
 
+def source_parts(source: Source) -> Tuple[str, Any]:
+    """(data key, value when the field is absent) of one source."""
+    return source if isinstance(source, tuple) else (source, None)
+
+
 def source_key(source: Source) -> str:
-    return source[0] if isinstance(source, tuple) else source
+    return source_parts(source)[0]
 
 
 def derive_column_types(sources: Dict[str, Dict[str, Source]] = COLUMN_SOURCES) -> Dict[str, str]:
