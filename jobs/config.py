@@ -20,6 +20,7 @@ ENV_PREFIX = "KAFKA_RECON__"
 ENUMS: Dict[str, Tuple[str, ...]] = {
     "storage.backend": ("auto", "embedded", "delta-spark"),
     "quality.result_format": ("BOOLEAN_ONLY", "BASIC", "SUMMARY", "COMPLETE"),
+    "quality.details": ("failed", "all"),
 }
 NON_NEGATIVE = ("run.progress_seconds", "run.min_capture_ratio", "reconcile.file_delete_delay_ms",
                 "reconcile.delete_grace_ms", "reconcile.zk_delete_stuck_after_ms", "reconcile.future_move_stuck_ms",

@@ -86,6 +86,7 @@ class QualitySettings:
     SECTION = "quality"
     enabled: bool
     result_format: str
+    details: str  # failed: only failed expectations are run with result_format (the rest BOOLEAN_ONLY) | all
     partial_unexpected_count: int
     sample_max_chars: int
     check_ids: Tuple[str, ...]

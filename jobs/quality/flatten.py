@@ -64,6 +64,17 @@ def result_row(rule: Rule, validation_result: Any, base: Dict[str, Any], sample_
     }
 
 
+def passed_counts(expectation_type: str, per_row: bool, rows: int) -> Dict[str, Optional[int]]:
+    """The counts GX's detailed result formats give an expectation that passed with no ``mostly`` on a table of
+    ``rows`` > 0 rows, for a result decided with BOOLEAN_ONLY (which gives none): nothing unexpected, and an
+    expectation decided row by row (``per_row``: a map expectation) counted every row. A row count has none."""
+    if per_row:
+        return {"unexpected_count": 0, "element_count": rows}
+    if expectation_type == "unexpected_rows_expectation":
+        return {"unexpected_count": 0}
+    return {}
+
+
 def skipped_row(rule: Rule, missing: Sequence[str], base: Dict[str, Any]) -> Dict[str, Any]:
     """A rule that could not run because the table lacks columns: success is null, the sample says why."""
     return {

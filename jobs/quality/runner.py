@@ -23,7 +23,7 @@ from jobs.settings import QualitySettings, section
 from jobs.stage_log import get_logger
 from jobs.tables.registry import spec
 
-from .flatten import suite_rows
+from .flatten import passed_counts, suite_rows
 from .gx_context import offline_context
 from .offline_docs import make_offline
 from .suites import KNOWN_CHECK_IDS, META_KEY, Suite, build_suite
@@ -48,27 +48,83 @@ def _expectation(rule):
     return cls(**dict(rule.kwargs), meta={META_KEY: rule.column_key})
 
 
-def _run_suite(context, datasource, suite: Suite, df, run_identifier, result_format: dict):
+def _counted_per_row(rule) -> bool:
+    """Whether GX decides ``rule`` row by row (a map expectation: its element count is the table's rows)."""
+    from great_expectations.expectations.expectation import (
+        ColumnMapExpectation,
+        ColumnPairMapExpectation,
+        MulticolumnMapExpectation,
+    )
+
+    return issubclass(type(_expectation(rule)), (ColumnMapExpectation, ColumnPairMapExpectation,
+                                                 MulticolumnMapExpectation))
+
+
+def _validate(context, batch_definition, name: str, rules, df, run_identifier, result_format: dict):
+    """``rules`` as one suite named ``name``, validated on ``df``: ``[(result key, suite validation result)]``."""
     import great_expectations as gx
 
-    asset = datasource.add_dataframe_asset(name=suite.table)
-    batch_definition = asset.add_batch_definition_whole_dataframe(f"{suite.table}_whole")
-    gx_suite = context.suites.add(gx.ExpectationSuite(name=suite.name))
-    for rule in suite.rules:
+    gx_suite = context.suites.add(gx.ExpectationSuite(name=name))
+    for rule in rules:
         gx_suite.add_expectation(_expectation(rule))
     validation = context.validation_definitions.add(
-        gx.ValidationDefinition(name=f"{suite.name}.validation", data=batch_definition, suite=gx_suite))
+        gx.ValidationDefinition(name=f"{name}.validation", data=batch_definition, suite=gx_suite))
     checkpoint = context.checkpoints.add(
-        gx.Checkpoint(name=f"{suite.name}.checkpoint", validation_definitions=[validation], actions=[],
+        gx.Checkpoint(name=f"{name}.checkpoint", validation_definitions=[validation], actions=[],
                       result_format=result_format))
-    outcome = checkpoint.run(batch_parameters={"dataframe": df}, run_id=run_identifier)
-    for key, result in outcome.run_results.items():
+    return list(checkpoint.run(batch_parameters={"dataframe": df}, run_id=run_identifier).run_results.items())
+
+
+def _result_key(result) -> tuple:
+    return result.expectation_config.type, dict(result.expectation_config.meta or {}).get(META_KEY)
+
+
+def _run_suite(context, datasource, suite: Suite, df, run_identifier, result_format: dict, failed_only: bool):
+    """Validate ``df`` with ``suite``. ``failed_only`` (``quality.details: failed``): every expectation is first
+    decided with BOOLEAN_ONLY (no query for unexpected values: most of the stage's Spark jobs), and only the
+    failed ones (and any with ``mostly``) run again with ``result_format``; their counts and samples replace
+    the bare results, so the Data Docs still show one validation per table. Returns the results and the keys
+    of those left bare (passed: :func:`jobs.quality.flatten.passed_counts` completes their rows)."""
+    asset = datasource.add_dataframe_asset(name=suite.table)
+    batch_definition = asset.add_batch_definition_whole_dataframe(f"{suite.table}_whole")
+    first_format = {"result_format": "BOOLEAN_ONLY"} if failed_only else result_format
+    runs = _validate(context, batch_definition, suite.name, suite.rules, df, run_identifier, first_format)
+    bare = set()
+    if failed_only:
+        failed = {_result_key(r) for _, run in runs for r in run.results if not r.success}
+        failed |= {(rule.expectation_type, rule.column_key) for rule in suite.rules if "mostly" in rule.kwargs}
+        bare = {_result_key(r) for _, run in runs for r in run.results} - failed
+        if failed:
+            rules = [rule for rule in suite.rules if (rule.expectation_type, rule.column_key) in failed]
+            name = f"{suite.name}.failed"
+            detail_runs = _validate(context, batch_definition, name, rules, df, run_identifier, result_format)
+            detailed = {_result_key(r): r for _, run in detail_runs for r in run.results}
+            # merged into the first validation below: no second suite or validation in the Data Docs
+            for key, _ in detail_runs:
+                context.validation_results_store.remove_key(key)
+            context.suites.delete(name=name)
+            for _, run in runs:
+                run.results = [detailed.get(_result_key(r), r) for r in run.results]
+    for key, result in runs:
         # a DataFrame batch carries no asset name, so Data Docs would say "Data asset: None": name the table
         spec_meta = dict(result.meta.get("batch_spec") or {})
         spec_meta["data_asset_name"] = suite.table
         result.meta["batch_spec"] = spec_meta
         context.validation_results_store.set(key, result)
-    return [r for run in outcome.run_results.values() for r in run.results]
+    return [r for _, run in runs for r in run.results], bare
+
+
+def _row_counts(tables: Mapping[str, Any]) -> Dict[str, int]:
+    """Rows of each DataFrame, in one Spark job (the element count of a passing map expectation)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    if not tables:
+        return {}
+    parts = [df.agg(F.count(F.lit(1)).alias("rows")).select(F.lit(name).alias("table"), "rows")
+             for name, df in tables.items()]
+    return {r["table"]: int(r["rows"]) for r in reduce(lambda a, b: a.unionByName(b), parts).collect()}
 
 
 def summarize(rows: List[Dict[str, Any]], docs_index: Optional[str]) -> Dict[str, Any]:
@@ -136,11 +192,19 @@ def run_quality(
     datasource = context.data_sources.add_spark(name="kafka_recon")
     run_identifier = RunIdentifier(run_name=run_id, run_time=evaluated_at)
     rows: List[Dict[str, Any]] = []
-    for table in sorted(tables):
-        df = tables[table]
-        suite = build_suite(table, df.columns, check_ids)
-        results = _run_suite(context, datasource, suite, df, run_identifier, result_format) if suite.rules else []
+    suites = {table: build_suite(table, tables[table].columns, check_ids) for table in sorted(tables)}
+    failed_only = settings.details == "failed"
+    row_counts = _row_counts({t: tables[t] for t, s in suites.items() if s.rules}) if failed_only else {}
+    for table, suite in suites.items():
+        # an empty table keeps the detailed format: what GX counts there depends on the expectation's engine
+        results, bare = (_run_suite(context, datasource, suite, tables[table], run_identifier, result_format,
+                                    failed_only and row_counts[table] > 0) if suite.rules else ([], set()))
         table_rows = suite_rows(suite, results, run_id, capture_id, evaluated_at, sample_limit)
+        kinds = {(rule.expectation_type, rule.column_key): _counted_per_row(rule) for rule in suite.rules}
+        for row in table_rows:
+            key = (row["expectation"], row["column_name"])
+            if key in bare:
+                row.update(passed_counts(row["expectation"], kinds[key], row_counts[table]))
         failed = sum(1 for r in table_rows if r["success"] is False)
         log.info("stage=quality suite=%s expectations=%d failed=%d skipped=%d", suite.name, len(table_rows),
                  failed, len(suite.skipped))

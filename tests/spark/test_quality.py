@@ -103,6 +103,29 @@ def test_gold_invariants_hold_for_the_devsample_run(dq):
     assert (result.summary["success"], result.summary["failed"]) == (False, 6)
 
 
+def test_failed_only_details_give_the_rows_gx_gives_with_every_detail(dq, spark):
+    """``quality.details: failed`` decides each expectation with BOOLEAN_ONLY and re-runs only the failed ones
+    with the detailed format; every row (counts, samples, success) must be what GX's detailed format gives for
+    every expectation. The tables hold passing and failing map expectations, unexpected-rows queries, a row
+    count, and an empty table (which keeps the detailed format throughout)."""
+    result, _ = dq
+    doc = json.loads((SCENARIOS / "devsample_scenario.json").read_text())
+    tables = {
+        "bronze_dir_entries": bronze_dir_entries(spark),
+        "gold_findings": _frame(spark, "gold_findings", doc["findings"]),
+        "gold_run_summary": _frame(spark, "gold_run_summary", [doc["run_summary"]]),
+        "bronze_zk_events": _frame(spark, "bronze_zk_events", []),
+    }
+    runs = {details: run_quality(spark, {"quality": {"details": details}}, tables, run_id=RUN, capture_id=CAPTURE,
+                                 evaluated_at=_ts("2025-02-01T01:02:00Z")).rows
+            for details in ("all", "failed")}
+    assert runs["failed"] == runs["all"]
+    assert [r for r in runs["all"] if r["table_name"] != "bronze_zk_events"] == result.rows
+    assert {r["element_count"] for r in runs["all"] if r["table_name"] == "bronze_zk_events"} >= {0}
+    assert sum(r["success"] is False for r in runs["all"]) == 6
+    assert sum(1 for r in runs["all"] if r["unexpected_count"] == 0 and r["element_count"]) > 20
+
+
 def test_results_land_in_gold_dq_results(dq, spark, tmp_path):
     import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
