@@ -212,14 +212,13 @@ class Settings:
         from .reconcile.catalogue import build_catalogue
         from .report.settings import ReportSettings
 
-        typed = {cls_.SECTION: section(cfg, cls_) for cls_ in SECTIONS}
+        spark, storage, ingest, run, quality, thresholds = (section(cfg, kind) for kind in SECTIONS)
         checks = (cfg or {}).get("checks") or shipped_section("checks")
         if not isinstance(checks, Mapping):
             raise ConfigError(f"checks: expected a mapping of check ids, got {type(checks).__name__}")
-        catalogue = build_catalogue(checks, typed[Thresholds.SECTION])
-        run = typed[RunSettings.SECTION]
+        catalogue = build_catalogue(checks, thresholds)
         report = section(cfg, ReportSettings, reclaimable_checks=catalogue.reclaimable(), fail_on=run.fail_on)
-        return cls(typed["spark"], typed["storage"], typed["ingest"], run, typed["quality"], catalogue, report)
+        return cls(spark, storage, ingest, run, quality, catalogue, report)
 
     @classmethod
     def load(cls, conf_file: Optional[str] = None, overrides: Iterable[str] = (),
