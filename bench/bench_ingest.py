@@ -133,12 +133,12 @@ def binary_file(spark, raw: str) -> dict:
     return {"files": row["files"], "bytes": row["bytes"]}
 
 
-def ingest(spark, cfg, roots) -> dict:
+def ingest(spark, settings, roots) -> dict:
     """Discovery + decoding of every file (persisted) + the metadata-copy comparison + the files summary:
     what the nightly job does before writing."""
     from jobs.ingest import run_ingest
 
-    result = run_ingest(spark, cfg, None, roots, "bench", "bench-run")
+    result = run_ingest(spark, settings.ingest, None, roots, "bench", "bench-run", execution=settings.spark)
     out = {"files": result.files_summary(), "rows": result.rows_emitted, "_result": result}
     return out
 
@@ -147,8 +147,8 @@ def time_binary_file(spark, raw: str) -> dict:
     return measured(spark, binary_file, spark, raw)
 
 
-def time_ingest(spark, cfg, roots) -> dict:
-    out = measured(spark, ingest, spark, cfg, roots)
+def time_ingest(spark, settings, roots) -> dict:
+    out = measured(spark, ingest, spark, settings, roots)
     out.pop("_result").release()
     return out
 
@@ -170,24 +170,24 @@ def main() -> None:
           f"({len(os.listdir(packs))} packs, {sum(os.path.getsize(os.path.join(packs, p)) for p in os.listdir(packs))}"
           f" bytes) ready in {time.monotonic() - t0:.1f} s", flush=True)
 
-    from jobs.config import load_config
+    from jobs.settings import Settings
     from jobs.spark_session import get_spark
 
-    cfg = load_config()
-    spark = get_spark(cfg, master=args.master)
+    settings = Settings.load()
+    spark = get_spark(settings.spark, master=args.master)
     warm = build_capture(os.path.join(args.work, "warm"), 1, 5)  # start Python workers before timing
     time_binary_file(spark, warm)
-    time_ingest(spark, cfg, [os.path.join(args.work, "warm", "packs")])
+    time_ingest(spark, settings, [os.path.join(args.work, "warm", "packs")])
 
     results = {"brokers": args.brokers, "replicas_per_broker": args.replicas, "files_in_raw_tree": count_files(raw),
                "master": args.master}
     results["binary_file_raw"] = time_binary_file(spark, raw)
     print("A binaryFile over the raw tree:", results["binary_file_raw"], flush=True)
-    results["ingest_packed"] = time_ingest(spark, cfg, [packs])
+    results["ingest_packed"] = time_ingest(spark, settings, [packs])
     print("B run_ingest over the packs:  ", {k: v for k, v in results["ingest_packed"].items() if k != "rows"},
           flush=True)
     if args.raw_ingest:
-        results["ingest_raw"] = time_ingest(spark, cfg, [raw])
+        results["ingest_raw"] = time_ingest(spark, settings, [raw])
         print("C run_ingest over the raw tree:", {k: v for k, v in results["ingest_raw"].items() if k != "rows"},
               flush=True)
     speedup = results["binary_file_raw"]["seconds"] / max(results["ingest_packed"]["seconds"], 1e-9)

@@ -23,10 +23,10 @@ DEVSAMPLE = os.path.join(ROOT, "tests", "fixtures", "kafka-devsample")
 
 def floor_main() -> int:
     """The floor: configuration loaded, the session started as nightly starts it, one trivial job."""
-    from jobs.config import load_config
+    from jobs.settings import Settings
     from jobs.spark_session import get_spark
 
-    spark = get_spark(load_config(overrides=[f"spark.master={MASTER}"]))
+    spark = get_spark(Settings.load(overrides=[f"spark.master={MASTER}"]).spark)
     assert spark.range(1).count() == 1
     spark.stop()
     return 0

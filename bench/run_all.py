@@ -452,24 +452,25 @@ def helper_process(args: List[str], timeout: float) -> dict:
 
 def helper_main(args: List[str], out_json: str) -> int:
     """Inside the helper process: ``bronze CAPTURE TABLES`` or ``binaryfile-list ROOT``."""
-    from jobs.config import load_config
+    from jobs.settings import Settings
     from jobs.spark_session import get_spark
 
     name = args[0]
     sets = [f"spark.master={MASTER}"] + ([f"storage.root={args[2]}"] if name == "bronze" else [])
-    cfg = load_config(None, sets)
+    settings = Settings.load(None, sets)
     t0 = time.monotonic()
-    spark = get_spark(cfg, master=MASTER)
+    spark = get_spark(settings.spark, master=MASTER)
     result = {"session_s": round(time.monotonic() - t0, 2), "load_before": loadavg()}
     if name == "bronze":
         from jobs.ingest.stage import run_ingest
         from jobs.tables.delta_store import DeltaStore
 
         shutil.rmtree(args[2], ignore_errors=True)
-        store = DeltaStore.from_config(spark, cfg)
+        store = DeltaStore.from_settings(spark, settings.storage)
         for attempt in ("first", "second"):  # first = what the nightly ingest stage sees; second = warm workers
             t0 = time.monotonic()
-            res = run_ingest(spark, cfg, store, [args[1]], "cap-bench-1m", f"bench-{attempt}", None)
+            res = run_ingest(spark, settings.ingest, store, [args[1]], "cap-bench-1m", f"bench-{attempt}", None,
+                             execution=settings.spark)
             result[f"{attempt}_s"] = round(time.monotonic() - t0, 2)
             result["rows"] = res.rows_emitted
             res.release()

@@ -14,9 +14,8 @@ import yaml
 
 ENV_PREFIX = "KAFKA_RECON__"
 
-# Keys whose value must be one of a fixed set (checked by jobs.settings when a section is built, and so by
-# :func:`validate_config` before Spark starts);
-# run.fail_on's set is owned by the report (jobs/report/summary.py FAIL_ON), severities by the catalogue.
+# Keys whose value must be one of a fixed set (checked by jobs.settings when a section is built, before Spark
+# starts); run.fail_on's set is owned by the report (jobs/report/summary.py FAIL_ON), severities by the catalogue.
 ENUMS: Dict[str, Tuple[str, ...]] = {
     "storage.backend": ("auto", "embedded", "delta-spark"),
     "quality.result_format": ("BOOLEAN_ONLY", "BASIC", "SUMMARY", "COMPLETE"),
@@ -159,22 +158,3 @@ def _nest(path: list, value: Any) -> dict:
     for part in reversed(path):
         out = {part: out}
     return out
-
-
-def validate_config(cfg: Mapping) -> None:
-    """Check the merged configuration's values beyond their types, without Spark: the enums above, non-negative
-    settings, and the whole check catalogue (conf/checks.yaml, as the
-    reconcile stage will load it). Raises :class:`ConfigError` naming the key and the accepted values."""
-    from jobs.settings import validate
-
-    node = cfg if isinstance(cfg, Config) else Config(cfg)
-    validate(node)
-    if not isinstance(node.get("checks") or {}, Mapping):
-        raise ConfigError(f"checks: expected a mapping of check ids, got {type(node.get('checks')).__name__}")
-    # every check's severity, family and texts: the catalogue as reconcile loads it: pure Python (importing jobs.reconcile loads pyspark, no JVM)
-    from jobs.reconcile.catalogue import CatalogueError, load_catalogue
-
-    try:
-        load_catalogue(node)
-    except CatalogueError as exc:
-        raise ConfigError(str(exc)) from None

@@ -72,10 +72,9 @@ def text_bars(df, label_col: str, value_col: str, width: int = 40, limit: int = 
 
 def main() -> int:
     """Regenerate notebooks/sql/open_findings_by_family.sql from conf/checks.yaml."""
-    from jobs.config import load_config
-    from jobs.reconcile.catalogue import CHECK_IDS, load_catalogue
+    from jobs.reconcile.catalogue import CHECK_IDS, default_catalogue
 
-    catalogue = load_catalogue(load_config(env={}))
+    catalogue = default_catalogue()
     (SQL_DIR / "open_findings_by_family.sql").write_text(family_query([catalogue[c] for c in CHECK_IDS]))
     return 0
 

@@ -24,7 +24,7 @@ from typing import List, Optional
 if __package__ in (None, ""):  # `spark-submit jobs/nightly.py`: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from jobs.config import ConfigError, load_config, validate_config  # noqa: E402
+from jobs.config import ConfigError  # noqa: E402
 from jobs.report.summary import (  # noqa: E402
     EXIT_ERROR,
     EXIT_FINDINGS,
@@ -44,7 +44,7 @@ from jobs.run_outcome import (  # noqa: E402
     parse_capture_time,
     write_outcome_summary,
 )
-from jobs.settings import RunSettings, section  # noqa: E402
+from jobs.settings import Settings  # noqa: E402
 from jobs.stage_log import ProgressReporter, StageTimer, get_logger  # noqa: E402
 
 __all__ = ["main", "exit_code_for", "EXIT_OK", "EXIT_FINDINGS", "EXIT_ERROR", "EXIT_USAGE", "EXIT_INCOMPLETE"]
@@ -107,10 +107,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         captures = [c.strip() for item in args.capture for c in item.split(",") if c.strip()]
         check_out_dir(args.out)
         capture_time = parse_capture_time(args.capture_time)
-        cfg = load_config(args.conf, args.set)
-        validate_config(cfg)
-        fail_on = fail_on or cfg.run.fail_on
-        allow_partial = bool(args.allow_partial or section(cfg, RunSettings).allow_partial)
+        settings = Settings.load(args.conf, args.set)  # the run's one typed configuration, checked here
+        fail_on = fail_on or settings.run.fail_on
+        allow_partial = bool(args.allow_partial or settings.run.allow_partial)
         check_capture_roots(captures)
         from jobs.ingest.discover import discover
 
@@ -131,8 +130,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         from jobs.pipeline import run_pipeline
 
-        with ProgressReporter(timer, section(cfg, RunSettings).progress_seconds, enabled=not args.quiet):
-            result = run_pipeline(cfg=cfg, captures=captures, out_dir=args.out, capture_time=capture_time,
+        with ProgressReporter(timer, settings.run.progress_seconds, enabled=not args.quiet):
+            result = run_pipeline(settings=settings, captures=captures, out_dir=args.out, capture_time=capture_time,
                                   run_id=run_id, fail_on=fail_on, run_quality=not args.skip_quality, timer=timer,
                                   units=units, allow_partial=allow_partial)
     except IncompleteCapture as exc:

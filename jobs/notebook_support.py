@@ -28,14 +28,21 @@ def show(namespace: Dict[str, Any], df, title: str = "", limit: int = 50) -> Non
         df.show(limit, truncate=80)
 
 
-def session(namespace: Dict[str, Any], cfg=None):
-    """The notebook's ``spark`` when present, else the project's local session."""
+def settings(namespace: Dict[str, Any]):
+    """The notebook's typed configuration, built once: conf/*.yaml, the environment, the storage widgets."""
+    from jobs.settings import Settings
+
+    return Settings.load(overrides=storage_overrides(namespace)[1::2])
+
+
+def session(namespace: Dict[str, Any], spark_settings=None):
+    """The notebook's ``spark`` when present, else the project's local session (``settings(...).spark``)."""
     spark = namespace.get("spark")
     if spark is not None:
         return spark
     from jobs.spark_session import get_spark
 
-    return get_spark(cfg)
+    return get_spark(spark_settings)
 
 
 def storage_overrides(namespace: Dict[str, Any]) -> list:
@@ -49,10 +56,9 @@ def storage_overrides(namespace: Dict[str, Any]) -> list:
     return ["--set", f"storage.catalog={catalog}", "--set", f"storage.schema={schema}"]
 
 
-def store(namespace: Dict[str, Any], spark, cfg=None):
-    """The project's table store (Unity Catalog names on Databricks, the conf root locally)."""
-    from jobs.config import load_config
+def store(spark, storage):
+    """The project's table store from ``settings(...).storage`` (Unity Catalog names on Databricks, the conf root
+    locally)."""
     from jobs.tables.delta_store import DeltaStore
 
-    overrides = storage_overrides(namespace)[1::2]
-    return DeltaStore.from_config(spark, cfg or load_config(overrides=overrides))
+    return DeltaStore.from_settings(spark, storage)

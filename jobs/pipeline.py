@@ -1,7 +1,8 @@
 """The nightly pipeline as one function: ingest -> reconcile -> data quality -> report.
 
-``jobs/nightly.py`` parses the command line and maps the outcome to an exit code; this module only wires
-the stages (each stage's logic lives in its own package) and keeps the per-stage timings.
+``jobs/nightly.py`` parses the command line, builds the typed :class:`jobs.settings.Settings` once and maps the
+outcome to an exit code; this module only wires the stages (each stage's logic lives in its own package, and
+each is handed only the settings sections it reads) and keeps the per-stage timings.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Dict, List, Optional, Sequence
 
 from pyspark.sql import functions as F
 
-from jobs.settings import QualitySettings, RunSettings, section
+from jobs.settings import Settings
 from jobs.stage_log import StageTimer
 
 SILVER_AND_GOLD_SLICE = "capture_id"
@@ -56,7 +57,7 @@ def _late_gaps(store, result, run_id: str, capture_id: str, files_seen: int, min
     return gaps_after_reconcile(missing, files_seen, previous[0]["files_seen"] if previous else None, min_ratio)
 
 
-def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[datetime], run_id: str,
+def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_time: Optional[datetime], run_id: str,
                  fail_on: str, run_quality: bool = True, timer: Optional[StageTimer] = None,
                  spark=None, units=None, allow_partial: bool = False) -> PipelineResult:
     """Raises :class:`jobs.run_outcome.IncompleteCapture` after ingest when the capture has no log dir or no
@@ -67,19 +68,20 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
     from jobs.report.writer import write_reports
     from jobs.spark_session import get_spark
     from jobs.tables.delta_store import DeltaStore
-    from jobs.tables.parallel_writes import write_each, write_parallelism
+    from jobs.tables.parallel_writes import write_each
 
     timer = timer or StageTimer()
     started_at = datetime.now(timezone.utc)
-    spark = spark or get_spark(cfg)
-    store = DeltaStore.from_config(spark, cfg)
+    spark = spark or get_spark(settings.spark)
+    store = DeltaStore.from_settings(spark, settings.storage)
     capture_id = derive_capture_id(captures, capture_time)
     out = Path(out_dir)
 
     from jobs.run_outcome import IncompleteCapture, gaps_after_ingest
 
     with timer.stage("ingest") as st:
-        ingest = run_ingest(spark, cfg, store, captures, capture_id, run_id, capture_time, units=units)
+        ingest = run_ingest(spark, settings.ingest, store, captures, capture_id, run_id, capture_time, units=units,
+                            execution=settings.spark)
         files = ingest.files_summary()
         st.rows = files["seen"]
         gaps = gaps_after_ingest(ingest.rows_emitted, ingest.has_metadata_log)
@@ -90,14 +92,13 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
 
     with timer.stage("reconcile") as st:
         bronze = {name: store.read(name).where(F.col("capture_id") == capture_id) for name in ingest.tables}
-        result = run_reconcile(spark, cfg, bronze, capture_id, run_id, when)
+        result = run_reconcile(spark, settings.catalogue, bronze, capture_id, run_id, when)
         write_each(result.silver, lambda name: store.replace_slice(name, result.silver[name],
                                                                    slice={"capture_id": capture_id}),
-                   write_parallelism(cfg))
+                   store.write_parallelism)
         counts = write_findings(store, result, capture_id=capture_id, run_id=run_id, capture_time=when)
         st.rows = counts.open_findings
-        late = _late_gaps(store, result, run_id, capture_id, files["seen"],
-                          section(cfg, RunSettings).min_capture_ratio)
+        late = _late_gaps(store, result, run_id, capture_id, files["seen"], settings.run.min_capture_ratio)
         status = "incomplete" if late and not allow_partial else None
         gaps = gaps + late
     ingest.release()
@@ -107,7 +108,7 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
                                      capture_time=when, started_at=started_at, bronze=bronze,
                                      stage_seconds=timer.seconds, status=status)
     dq = None
-    if run_quality and section(cfg, QualitySettings).enabled:
+    if run_quality and settings.quality.enabled:
         with timer.stage("quality") as st:
             from jobs.quality.runner import dq_results_frame
             from jobs.quality.runner import run_quality as gx_run
@@ -116,7 +117,7 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
                       for name in (*ingest.tables, *result.silver)}
             tables["gold_findings"] = store.read("gold_findings").where(F.col("last_seen_capture") == capture_id)
             tables["gold_run_summary"] = run_summary_frame(spark, summary_row)
-            dq = gx_run(spark, cfg, tables, run_id, capture_id, docs_dir=out / "dq")
+            dq = gx_run(spark, settings.quality, tables, run_id, capture_id, docs_dir=out / "dq")
             store.replace_slice("gold_dq_results", dq_results_frame(spark, dq.rows), slice={"run_id": run_id})
             st.rows = len(dq.rows)
 
@@ -127,7 +128,8 @@ def run_pipeline(cfg, captures: List[str], out_dir: str, capture_time: Optional[
                         run_id=run_id)
 
     with timer.stage("report"):
-        paths = write_reports(spark, cfg, out, findings.where(F.col("cluster_id").eqNullSafe(result.cluster_id)),
+        paths = write_reports(spark, settings.report, settings.catalogue, out,
+                              findings.where(F.col("cluster_id").eqNullSafe(result.cluster_id)),
                               {**summary_row, "fail_on": fail_on, "input_gaps": gaps, "allow_partial": allow_partial},
                               history_df=store.read("gold_run_summary"),
                               pid_blocks_df=store.read("silver_producer_id_blocks")

@@ -1,13 +1,15 @@
 """The configuration as typed sections: one frozen dataclass per section of conf/*.yaml.
 
 ``jobs.config.load_config`` merges conf/*.yaml < --conf < environment < --set and checks every key a user sets
-exists and keeps its type. This module turns a section of that merged mapping into an object with typed
-fields, so a stage reads ``ingest.files_per_task`` instead of ``cfg.get("ingest", {}).get("files_per_task", 64)``.
-The defaults live in conf/*.yaml only: these classes declare names and types, never values. A section the
-caller gave only in part (tests, notebooks passing a small dict) is completed from the shipped conf/*.yaml.
+exists and keeps its type. :class:`Settings` turns that merged mapping, once, at an entry point (nightly, the
+notebooks, bench), into typed sections; each stage is handed only the sections it reads, so a stage reads
+``ingest.files_per_task``, never the merged dict. The defaults live in conf/*.yaml only: these classes declare
+names and types, never values. A section the caller gave only in part (tests passing a small dict) is completed
+from the shipped conf/*.yaml.
 
-    spark = settings.section(cfg, settings.SparkSettings)
-    spark.driver_memory          # '6g'
+    settings = Settings.load(args.conf, args.set)      # nightly: conf/*.yaml < --conf < env < --set
+    spark = get_spark(settings.spark)
+    settings.spark.driver_memory          # '6g'
 """
 from __future__ import annotations
 
@@ -15,9 +17,13 @@ import typing
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Mapping, Optional, Tuple, Type, TypeVar
 
 from .config import ENUMS, NON_NEGATIVE, ConfigError, default_conf_dir, load_config
+
+if TYPE_CHECKING:
+    from .reconcile.catalogue import Catalogue
+    from .report.settings import ReportSettings
 
 S = TypeVar("S")
 
@@ -184,6 +190,49 @@ def section(cfg: Optional[Mapping[str, Any]], cls: Type[S], **extra: Any) -> S:
     return cls(**kwargs)
 
 
-def validate(cfg: Mapping[str, Any]) -> List[object]:
-    """Every typed section of ``cfg`` (raises :class:`ConfigError` on the first bad value)."""
-    return [section(cfg, cls) for cls in SECTIONS]
+@dataclass(frozen=True)
+class Settings:
+    """The whole configuration, built and checked once by an entry point; stages get only their sections."""
+
+    spark: SparkSettings
+    storage: StorageSettings
+    ingest: IngestSettings
+    run: RunSettings
+    quality: QualitySettings
+    catalogue: "Catalogue"  # conf/checks.yaml: every check and the reconcile Thresholds
+    report: "ReportSettings"  # with run.fail_on and the catalogue's reclaimable checks
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return self.catalogue.thresholds
+
+    @classmethod
+    def from_config(cls, cfg: Optional[Mapping[str, Any]]) -> "Settings":
+        """Every section of ``cfg`` (merged or partial: what it lacks comes from conf/*.yaml), typed and checked;
+        raises :class:`ConfigError` naming the first bad key, before Spark starts."""
+        from .reconcile.catalogue import build_catalogue
+        from .report.settings import ReportSettings
+
+        spark, storage, ingest, run, quality, thresholds = (section(cfg, kind) for kind in SECTIONS)
+        checks = (cfg or {}).get("checks") or shipped_section("checks")
+        if not isinstance(checks, Mapping):
+            raise ConfigError(f"checks: expected a mapping of check ids, got {type(checks).__name__}")
+        catalogue = build_catalogue(checks, thresholds)
+        report = section(cfg, ReportSettings, reclaimable_checks=catalogue.reclaimable(), fail_on=run.fail_on)
+        return cls(spark, storage, ingest, run, quality, catalogue, report)
+
+    @classmethod
+    def load(cls, conf_file: Optional[str] = None, overrides: Iterable[str] = (),
+             env: Optional[Mapping[str, str]] = None) -> "Settings":
+        """:func:`jobs.config.load_config`'s merge (conf/*.yaml < ``conf_file`` < ``env`` < ``overrides``), typed."""
+        return cls.from_config(load_config(conf_file, overrides, env))
+
+    @classmethod
+    def shipped(cls) -> "Settings":
+        """conf/*.yaml as shipped (no --conf, environment or --set): for callers without a configuration."""
+        return _shipped_settings(str(default_conf_dir()))
+
+
+@lru_cache(maxsize=4)
+def _shipped_settings(conf_dir: str) -> Settings:
+    return Settings.from_config(_shipped(conf_dir))

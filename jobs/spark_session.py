@@ -13,8 +13,7 @@ import subprocess
 import sys
 from typing import Mapping, Optional
 
-from .config import Config
-from .settings import SparkSettings, section
+from .settings import Settings, SparkSettings
 
 
 class JavaMissingError(RuntimeError):
@@ -40,18 +39,16 @@ def check_java(min_major: int = 17) -> str:
     return text
 
 
-def get_spark(cfg: Optional[Config] = None, extra_conf: Optional[Mapping[str, str]] = None, master: Optional[str] = None):
-    """An existing active session, else a new one configured from ``cfg.spark``."""
+def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Mapping[str, str]] = None,
+              master: Optional[str] = None):
+    """An existing active session, else a new one configured from ``settings`` (default: conf/*.yaml and the
+    environment's KAFKA_RECON__SPARK__* settings)."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    if cfg is None:
-        from .config import load_config
-
-        cfg = load_config()  # conf/*.yaml is the one place defaults live
-    sp = section(cfg, SparkSettings)
+    sp = settings or Settings.load().spark  # conf/*.yaml is the one place defaults live
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     master = master or os.environ.get("KAFKA_RECON_SPARK_MASTER") or sp.master
@@ -93,7 +90,7 @@ CODEGEN_MODE_KEY = "spark.sql.codegen.factoryMode"
 EXECUTION_MODES = {"interpreted": "NO_CODEGEN", "compiled": "FALLBACK"}
 
 
-def fit_execution_to_size(spark, cfg, rows: int) -> str:
+def fit_execution_to_size(spark, settings: SparkSettings, rows: int) -> str:
     """Interpret expressions for a small capture, compile them for a large one; returns the mode chosen.
 
     Compiling (whole-stage codegen + Janino + the JIT) pays off per row; a small capture's reconcile runs a few
@@ -102,10 +99,9 @@ def fit_execution_to_size(spark, cfg, rows: int) -> str:
     SQL setting, so it applies to everything the session plans after this call. A ``spark.sql.codegen.*``
     setting the user gave in ``spark.extra_conf`` wins; ``spark.interpreted_below_rows: 0`` always compiles.
     """
-    sp = section(cfg, SparkSettings)
-    if CODEGEN_MODE_KEY in sp.extra_conf:
+    if CODEGEN_MODE_KEY in settings.extra_conf:
         return "configured"
-    limit = sp.interpreted_below_rows
+    limit = settings.interpreted_below_rows
     mode = "interpreted" if rows < limit else "compiled"
     from .stage_log import get_logger
 

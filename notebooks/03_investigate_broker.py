@@ -24,8 +24,9 @@ if os.path.isdir(os.path.abspath(os.path.join("..", "jobs"))) and os.path.abspat
 from jobs import notebook_support as nb
 
 broker_id = int(nb.widget(globals(), "broker_id", "4", "Broker id"))
-spark = nb.session(globals())
-store = nb.store(globals(), spark)
+settings = nb.settings(globals())  # the typed configuration, built once
+spark = nb.session(globals(), settings.spark)
+store = nb.store(spark, settings.storage)
 
 # COMMAND ----------
 

@@ -25,10 +25,10 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.settings import IngestSettings, section
+from jobs.settings import IngestSettings, SparkSettings
 from jobs.spark_session import fit_execution_to_size
 from jobs.tables import bronze
-from jobs.tables.parallel_writes import write_each, write_parallelism
+from jobs.tables.parallel_writes import write_each
 from jobs.tables.parquet_files import StagedParquet
 from jobs.tables.spec import TableSpec
 
@@ -142,32 +142,36 @@ def _resolve_capture_time(argument: Optional[datetime], facts: List[dict]):
     return None, "unknown"
 
 
-def run_ingest(spark: SparkSession, cfg, store, captures: Union[str, Sequence[str]], capture_id: str, run_id: str,
-               capture_time: Optional[datetime] = None, units: Optional[Sequence[WorkUnit]] = None) -> IngestResult:
+def run_ingest(spark: SparkSession, settings: IngestSettings, store, captures: Union[str, Sequence[str]],
+               capture_id: str, run_id: str, capture_time: Optional[datetime] = None,
+               units: Optional[Sequence[WorkUnit]] = None, *, execution: SparkSettings) -> IngestResult:
     """Ingest one capture into the bronze tables: discover, first pass, copies, second pass, conform, write.
 
     :param captures: the capture's roots: folders, packed snapshots or single files, local or URIs.
-    :param store: a DeltaStore (``replace_slice``); None returns the DataFrames without writing them.
+    :param store: a DeltaStore (its ``write_parallelism`` tables at once); None returns the DataFrames unwritten.
     :param capture_time: ``--capture-time``; else the collector's record (capture.json, pack headers),
         else the newest mtime in the capture.
     :param units: the capture's :func:`discover` result when the caller already listed it (nightly does,
         before Spark starts, to stop on an empty capture).
+    :param execution: the ``spark`` section: how the session runs the rest of the job once the rows are counted
+        (:func:`jobs.spark_session.fit_execution_to_size`).
     :return: the bronze DataFrames; written to ``store`` when one is given (the result stays usable).
 
     Example::
 
-        result = run_ingest(spark, cfg, store, ["/captures/2026-11-22"], "cap-2026-11-22", run_id)
+        result = run_ingest(spark, settings.ingest, store, ["/captures/2026-11-22"], "cap-2026-11-22", run_id,
+                            execution=settings.spark)
         result.files_summary()   # {'seen': 1234, 'ok': 1230, 'quarantined': 4}
     """
     roots = [captures] if isinstance(captures, str) else list(captures)
     units = list(units) if units is not None else discover(roots)
-    steps = IngestSteps(spark, cfg, store, capture_id, run_id)
+    steps = IngestSteps(spark, settings, execution, store, capture_id, run_id)
     first = steps.first_pass(units, multi_root=len(roots) > 1)
     copies = steps.copies(first)
     second = steps.second_pass(first, copies)
     result = steps.conform(first, copies, second, capture_time)
     if store is not None:
-        write_ingest(store, result, write_parallelism(cfg))
+        write_ingest(store, result, store.write_parallelism)
     return result
 
 
@@ -226,10 +230,10 @@ class IngestSteps:
     """The steps of one capture's ingest, named as docs/ARCHITECTURE.md names them. Each returns what the next
     needs; the DataFrames they persist are released by :meth:`IngestResult.release`."""
 
-    def __init__(self, spark: SparkSession, cfg, store, capture_id: str, run_id: str) -> None:
-        self.spark, self.cfg, self.store = spark, cfg, store
+    def __init__(self, spark: SparkSession, settings: IngestSettings, execution: SparkSettings, store,
+                 capture_id: str, run_id: str) -> None:
+        self.spark, self.settings, self.execution, self.store = spark, settings, execution, store
         self.capture_id, self.run_id = capture_id, run_id
-        self.settings = section(cfg, IngestSettings)  # completed from conf/*.yaml when cfg gives it in part
         self.options = decode_options(self.settings)
         self.persisted: List[DataFrame] = []
 
@@ -294,7 +298,7 @@ class IngestSteps:
         for table, count in sequence.rows_emitted.items():
             first.rows_emitted[table] = first.rows_emitted.get(table, 0) + count
         # every row is counted by now: the rest of the run (splits, writes, reconcile, quality) fits the size
-        execution_mode = fit_execution_to_size(self.spark, self.cfg, sum(first.rows_emitted.values()))
+        execution_mode = fit_execution_to_size(self.spark, self.execution, sum(first.rows_emitted.values()))
         records = first.part(bronze.METADATA_RECORDS.name)  # first-pass records (bootstrap files, dump text)
         if sequence.records is not None:
             records = records.unionByName(sequence.records)
@@ -355,7 +359,7 @@ def write_ingest(store, result: IngestResult, parallelism: int = 1) -> List[str]
     """Replace the capture's slice of every bronze table: a re-run of the same capture leaves the same rows
     (no duplicates), another capture adds to history. Returns the tables written. Tables whose rows executors
     wrote as files (``result.staged``) are committed with them, and read back from the store afterwards so
-    ``result.tables`` stays whole. ``parallelism``: tables written at once (``storage.write_parallelism``,
+    ``result.tables`` stays whole. ``parallelism``: tables written at once (the store's ``write_parallelism``,
     :mod:`jobs.tables.parallel_writes`)."""
     names = write_each(result.tables, lambda name: store.replace_slice(
         name, result.tables[name], slice={"capture_id": result.capture_id}, run_id=result.run_id,

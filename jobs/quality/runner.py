@@ -7,7 +7,7 @@ to work offline (``offline_docs.py``). The caller writes the rows with the stora
 
 Example::
 
-    dq = run_quality(spark, cfg, {"bronze_dir_entries": entries_df, "gold_findings": findings_df},
+    dq = run_quality(spark, settings.quality, {"bronze_dir_entries": entries_df, "gold_findings": findings_df},
                      run_id=run_id, capture_id=capture_id, docs_dir=out_dir / "dq")
     dq_df = dq_results_frame(spark, dq.rows)      # schema of gold_dq_results
     write_reports(..., dq_summary=dq.summary)
@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
-from jobs.settings import QualitySettings, section
+from jobs.settings import QualitySettings
 from jobs.stage_log import get_logger
 from jobs.tables.registry import spec
 
@@ -157,7 +157,7 @@ def summarize(rows: List[Dict[str, Any]], docs_index: Optional[str]) -> Dict[str
 
 def run_quality(
     spark,
-    cfg,
+    settings: QualitySettings,
     tables: Mapping[str, Any],
     run_id: str,
     capture_id: Optional[str],
@@ -174,7 +174,6 @@ def run_quality(
     del spark  # the DataFrames carry their session; kept for a uniform stage signature
     log = get_logger()
     evaluated_at = evaluated_at or datetime.now(timezone.utc)
-    settings = section(cfg, QualitySettings)
     result_format = {
         "result_format": settings.result_format,
         "partial_unexpected_count": settings.partial_unexpected_count,

@@ -6,13 +6,12 @@ be generated from the same source; the code only decides *which* rows are findin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Tuple
 
 from jobs.config import ConfigError
-from jobs.settings import Thresholds, section
+from jobs.settings import Thresholds
 
-__all__ = ["Catalogue", "CatalogueError", "CheckSpec", "Thresholds", "load_catalogue"]
+__all__ = ["Catalogue", "CatalogueError", "CheckSpec", "Thresholds", "build_catalogue", "default_catalogue"]
 
 SEVERITIES = ("info", "warning", "critical")
 
@@ -61,8 +60,8 @@ FAMILIES = ("stale_replicas", "log_dirs", "producer_ids", "deletes", "kip253", "
             "restart_hazards", "transactions", "leader_epochs", "meta_properties", "reassignments")
 
 
-class CatalogueError(ValueError):
-    """conf/checks.yaml does not define the contract's checks correctly."""
+class CatalogueError(ConfigError):
+    """conf/checks.yaml does not define the contract's checks correctly (a configuration error: exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -98,15 +97,15 @@ def _text(value) -> str:
     return " ".join(str(value or "").split())
 
 
-def load_catalogue(cfg: Mapping) -> Catalogue:
-    """Build the catalogue from the merged configuration (``cfg['checks']`` and ``cfg['reconcile']``)."""
-    raw = dict(cfg.get("checks") or {})
+def build_catalogue(checks: Mapping, thresholds: Thresholds) -> Catalogue:
+    """The catalogue from the configuration's ``checks`` section (built by :class:`jobs.settings.Settings`)."""
+    raw = dict(checks)
     missing = [c for c in CHECK_IDS if c not in raw]
     unknown = sorted(set(raw) - set(CHECK_IDS))
     if missing or unknown:
         raise CatalogueError(f"conf/checks.yaml: missing checks {missing}, unknown checks {unknown}; "
                              f"expected exactly {list(CHECK_IDS)}")
-    checks: Dict[str, CheckSpec] = {}
+    specs: Dict[str, CheckSpec] = {}
     for check_id in CHECK_IDS:
         entry = raw[check_id] or {}
         severity = str(entry.get("severity", ""))
@@ -122,24 +121,14 @@ def load_catalogue(cfg: Mapping) -> Catalogue:
         reclaimable = entry.get("reclaimable", False)
         if not isinstance(reclaimable, bool):
             raise CatalogueError(f"checks.{check_id}.reclaimable: expected true or false, got {reclaimable!r}")
-        checks[check_id] = CheckSpec(check_id, family, severity, _text(entry["title"]), _text(entry["description"]),
-                                     _text(entry["why"]), _text(entry["message"]), _text(entry["remediation"]),
-                                     reclaimable)
-    try:
-        thresholds = section(cfg, Thresholds)
-    except ConfigError as exc:
-        raise CatalogueError(str(exc)) from None
-    return Catalogue(checks, thresholds)
+        specs[check_id] = CheckSpec(check_id, family, severity, _text(entry["title"]), _text(entry["description"]),
+                                    _text(entry["why"]), _text(entry["message"]), _text(entry["remediation"]),
+                                    reclaimable)
+    return Catalogue(specs, thresholds)
 
 
-@lru_cache(maxsize=1)
 def default_catalogue() -> Catalogue:
     """The catalogue as conf/*.yaml ships it (no --set, no environment): for callers without a configuration."""
-    from jobs.config import load_config
+    from jobs.settings import Settings
 
-    return load_catalogue(load_config(env={}))
-
-
-def catalogue_for(cfg: Optional[Mapping]) -> Catalogue:
-    """The run's catalogue when ``cfg`` carries one, else the shipped one."""
-    return load_catalogue(cfg) if cfg is not None and (cfg or {}).get("checks") else default_catalogue()
+    return Settings.shipped().catalogue

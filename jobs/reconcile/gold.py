@@ -10,7 +10,7 @@ Re-running the same capture is idempotent; running an older capture after a newe
 
 Example::
 
-    result = run_reconcile(spark, cfg, bronze, capture_id, run_id, capture_time)
+    result = run_reconcile(spark, settings.catalogue, bronze, capture_id, run_id, capture_time)
     counts = write_findings(store, result, capture_id=capture_id, run_id=run_id, capture_time=capture_time)
     row = run_summary_values(counts, run_id=run_id, capture_id=capture_id, ...)   # the pipeline writes it
 """

@@ -2,7 +2,7 @@
 
 Pure DataFrame transforms (no table I/O) so tests and notebooks can call it on any bronze::
 
-    result = run_reconcile(spark, cfg, bronze, capture_id="c-1", run_id="r-1", capture_time=when)
+    result = run_reconcile(spark, settings.catalogue, bronze, capture_id="c-1", run_id="r-1", capture_time=when)
     result.findings.show()
     write_findings(store, result, capture_id="c-1", run_id="r-1", capture_time=when)   # jobs.reconcile.gold
 
@@ -32,7 +32,7 @@ from . import (
     checks_restart_hazards,
     checks_transactions,
 )
-from .catalogue import Catalogue, load_catalogue
+from .catalogue import Catalogue
 from .context import CheckContext
 from .findings import assemble
 from .frames import conform, conform_all, materialize
@@ -59,18 +59,17 @@ def _with_run(df: DataFrame, capture_id: str, run_id: str, cluster_id: Optional[
             .withColumn("cluster_id", F.lit(cluster_id).cast("string")))
 
 
-def run_reconcile(spark: SparkSession, cfg: Mapping, bronze: Mapping[str, DataFrame], capture_id: str, run_id: str,
-                  capture_time: datetime, catalogue: Optional[Catalogue] = None) -> ReconcileResult:
+def run_reconcile(spark: SparkSession, catalogue: Catalogue, bronze: Mapping[str, DataFrame], capture_id: str,
+                  run_id: str, capture_time: datetime) -> ReconcileResult:
     """Reconcile one capture.
 
-    :param cfg: the loaded configuration (``checks`` and ``reconcile`` sections from conf/checks.yaml).
+    :param catalogue: the checks and their thresholds (conf/checks.yaml; ``Settings.catalogue``).
     :param bronze: bronze table name -> DataFrame; missing tables count as empty.
     :param capture_time: when the capture was taken (ages of deletes are measured to it).
     :return: silver DataFrames and the findings of this capture.
     """
     if capture_time.tzinfo is None:
         capture_time = capture_time.replace(tzinfo=timezone.utc)
-    catalogue = catalogue or load_catalogue(cfg)
     b = conform_all(spark, bronze, bronze_tables.TABLES)
     view = controller_view(spark, b, catalogue.thresholds)
     cluster = view.cluster_id

@@ -2,9 +2,9 @@
 
 Example::
 
-    paths = write_reports(spark, cfg, "/reports/2026-11-22", findings_df, run_summary,
-                          history_df=spark.read...gold_run_summary, pid_blocks_df=silver_pid_blocks_df,
-                          dq_summary=dq.summary)
+    paths = write_reports(spark, settings.report, settings.catalogue, "/reports/2026-11-22", findings_df,
+                          run_summary, history_df=spark.read...gold_run_summary,
+                          pid_blocks_df=silver_pid_blocks_df, dq_summary=dq.summary)
     sys.exit(paths.exit_code)
 
 Each file is written to a hidden temp name and renamed into place, and summary.json is written last, so a
@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from .aggregates import collect_report_data, report_scope, run_info
 from .csv_out import csv_records, write_csv
@@ -27,6 +27,9 @@ from .markdown import render_markdown
 from .remediation import broker_path, build_plan
 from .settings import ReportSettings
 from .summary import build_summary
+
+if TYPE_CHECKING:
+    from jobs.reconcile.catalogue import Catalogue
 
 FILE_NAMES = {"summary_json": "summary.json", "findings_csv": "findings.csv", "report_md": "report.md",
               "report_html": "report.html"}
@@ -81,11 +84,14 @@ def log_dir_paths(log_dirs_df, limit: int = 100_000) -> Dict[Tuple[str, str], st
     return out
 
 
-def write_reports(spark, cfg, out_dir, findings_df, run_summary: Dict[str, Any], history_df=None,
-                  pid_blocks_df=None, dq_summary: Optional[Dict[str, Any]] = None,
-                  fail_on: Optional[str] = None, log_dirs_df=None) -> ReportPaths:
+def write_reports(spark, report: ReportSettings, catalogue: Catalogue, out_dir, findings_df,
+                  run_summary: Dict[str, Any], history_df=None, pid_blocks_df=None,
+                  dq_summary: Optional[Dict[str, Any]] = None, fail_on: Optional[str] = None,
+                  log_dirs_df=None) -> ReportPaths:
     """Write the four report files into ``out_dir``.
 
+    :param report: the ``report`` section (``Settings.report``: its fail_on is run.fail_on).
+    :param catalogue: the run's check catalogue: reclaimable checks, and the explanations check ids link to.
     :param findings_df: ``gold_findings`` (any superset: rows are scoped to the run's cluster, open ones plus
         the ones this run resolved).
     :param run_summary: this run's ``gold_run_summary`` row as a dict (run_id required; capture_time etc. as
@@ -93,16 +99,14 @@ def write_reports(spark, cfg, out_dir, findings_df, run_summary: Dict[str, Any],
     :param history_df: ``gold_run_summary`` for the trend (None: only this run).
     :param pid_blocks_df: producer-id blocks: broker_id, block_start, block_end [, source, offset, allocated_at].
     :param dq_summary: ``DqRun.summary`` from :func:`jobs.quality.run_quality`, or None when DQ did not run.
-    :param fail_on: info | warning | critical | never (default: run_summary["fail_on"], then run.fail_on).
+    :param fail_on: info | warning | critical | never (default: run_summary["fail_on"], then ``report.fail_on``).
     :param log_dirs_df: this capture's ``bronze_log_dirs`` (broker_id, log_dir): gives the plan the broker's own
         log-dir paths when findings name a log dir by its basename (None: commands relative to the log dir).
     :return: :class:`ReportPaths`, including ``exit_code`` (0 / 10 / 1) and ``summary`` (the summary.json dict).
     """
     del spark  # the DataFrames carry their session; kept for a uniform stage signature
-    from jobs.reconcile.catalogue import catalogue_for
-
-    catalogue = catalogue_for(cfg)  # reclaimable checks, and the explanations check ids link to
-    settings = ReportSettings.from_config(cfg, fail_on or run_summary.get("fail_on") or "", catalogue)
+    chosen = fail_on or run_summary.get("fail_on")
+    settings = replace(report, fail_on=chosen) if chosen else report
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     generated_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -12,7 +12,7 @@ backends with the same guarantees:
 
 Example::
 
-    store = DeltaStore.from_config(spark, cfg)
+    store = DeltaStore.from_settings(spark, settings.storage)   # settings: jobs.settings.Settings
     store.append("bronze_ingest_files", files_df, run_id="r-42")
     store.replace_slice("bronze_log_dirs", dirs_df, slice={"capture_id": "c-7"}, run_id="r-42")
     (store.merge("gold_findings", findings_df, run_id="r-42")
@@ -31,6 +31,8 @@ from __future__ import annotations
 import os
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+from jobs.settings import StorageSettings
 
 from . import merge_clauses as mc
 from . import registry as table_registry
@@ -124,39 +126,38 @@ class TableLocator:
 class DeltaStore:
     """The table layer: the registry's tables, one backend, one location scheme.
 
-    Build it with :py:meth:`from_config`; the constructor only wraps its parts.
+    Build it with :py:meth:`from_settings`; the constructor only wraps its parts.
 
     :param spark: the SparkSession.
     :param backend: an ``EmbeddedBackend`` or ``DeltaSparkBackend``.
     :param locator: a :py:class:`TableLocator`.
     :param tables: name -> TableSpec (defaults to ``jobs.tables.registry.TABLES``).
+    :param write_parallelism: tables written at once by the stages' parallel writes (``storage.write_parallelism``).
 
     .. versionadded:: 0.1
     """
 
-    def __init__(self, spark, backend, locator: TableLocator, tables: Optional[Mapping[str, TableSpec]] = None):
+    def __init__(self, spark, backend, locator: TableLocator, tables: Optional[Mapping[str, TableSpec]] = None,
+                 write_parallelism: int = 1):
         self.spark = spark
         self.backend = backend
         self.locator = locator
         self.tables: Mapping[str, TableSpec] = dict(tables) if tables is not None else dict(table_registry.TABLES)
+        self.write_parallelism = max(1, write_parallelism)  # tables its callers write at once (parallel_writes)
 
     @classmethod
-    def from_config(cls, spark, cfg: Mapping[str, Any], tables: Optional[Mapping[str, TableSpec]] = None,
-                    probe: Callable[[Any], bool] = delta_classes_load) -> "DeltaStore":
+    def from_settings(cls, spark, storage: StorageSettings, tables: Optional[Mapping[str, TableSpec]] = None,
+                      probe: Callable[[Any], bool] = delta_classes_load) -> "DeltaStore":
         """A store from the ``storage`` section of the configuration.
 
         Example::
 
-            store = DeltaStore.from_config(spark, load_config())
+            store = DeltaStore.from_settings(spark, settings.storage)   # settings: jobs.settings.Settings
 
-        :param cfg: the loaded configuration (``storage.backend``, ``root``, ``catalog``, ``schema``,
-            ``commit_retries``).
+        :param storage: ``backend``, ``root``, ``catalog``, ``schema``, ``commit_retries``, ``write_parallelism``.
         :param tables: override the registry (tests).
         :param probe: how ``auto`` decides whether delta-spark is usable (tests replace it).
         """
-        from jobs.settings import StorageSettings, section
-
-        storage = section(cfg if isinstance(cfg, Mapping) else None, StorageSettings)
         locator = TableLocator(storage.root, storage.catalog, storage.schema)
         retries = storage.commit_retries
         chosen = choose_backend(storage.backend, spark, probe)
@@ -172,7 +173,7 @@ class DeltaStore:
             from .backend_embedded import EmbeddedBackend
 
             backend = EmbeddedBackend(spark, commit_retries=retries)
-        return cls(spark, backend, locator, tables)
+        return cls(spark, backend, locator, tables, storage.write_parallelism)
 
     # ------------------------------------------------------------------ lookups
 

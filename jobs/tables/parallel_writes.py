@@ -1,4 +1,4 @@
-"""Several tables written at once from driver threads (``storage.write_parallelism``).
+"""Several tables written at once from driver threads (``storage.write_parallelism``, held by the DeltaStore).
 
 Why: each table's write is a few small Spark jobs plus a commit, and one table at a time left the executors
 idle between them (bench, the real 1M log into bronze: nine bronze tables took ~8.5 s one by one, ~2.4 s four
@@ -11,13 +11,6 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, Iterable, List, TypeVar
 
 Name = TypeVar("Name")
-
-
-def write_parallelism(cfg) -> int:
-    """``storage.write_parallelism`` (at least 1)."""
-    from jobs.settings import StorageSettings, section
-
-    return max(1, section(cfg, StorageSettings).write_parallelism)
 
 
 def write_each(names: Iterable[Name], write: Callable[[Name], object], parallelism: int = 1) -> List[Name]:

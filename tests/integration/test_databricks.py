@@ -65,11 +65,11 @@ def test_notebook_cells_run_locally_on_the_demo_tables(notebook, demo_run, spark
 
 
 def test_dashboard_sql_agrees_with_the_run_summary(demo_run, spark):
-    from jobs.config import load_config
     from jobs.dashboards import DASHBOARD_QUERIES, run_query
     from jobs.tables.delta_store import DeltaStore
+    from tests.settings_from import settings_from
 
-    store = DeltaStore.from_config(spark, load_config(overrides=[f"storage.root={demo_run['tables']}"]))
+    store = DeltaStore.from_settings(spark, settings_from(f"storage.root={demo_run['tables']}").storage)
     assert set(DASHBOARD_QUERIES) == {"open_findings_by_severity_over_time", "bytes_reclaimable_by_broker",
                                       "critical_findings_now", "data_quality_results", "open_findings_by_family"}
     by_sev = {r["severity"]: r["open_findings"]

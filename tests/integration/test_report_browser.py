@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import load_config
 from jobs.quality import run_quality
 from jobs.report import write_reports
+from tests.settings_from import settings_from
 from tests.table_rows import as_timestamp, frame
 
 pytestmark = pytest.mark.spark
@@ -49,13 +49,14 @@ def _write(spark, tmp_path_factory, name, with_dq):
     history = _frame(spark, "gold_run_summary", doc["history"])
     blocks = _frame(spark, "silver_producer_id_blocks", doc["pid_blocks"])
     out = tmp_path_factory.mktemp(f"browser-{name}")
-    dq = None
+    dq, settings = None, settings_from()
     if with_dq:
         summary_row = _frame(spark, "gold_run_summary", [doc["run_summary"]])
-        dq = run_quality(spark, None, {"gold_findings": findings, "gold_run_summary": summary_row},
+        dq = run_quality(spark, settings.quality, {"gold_findings": findings, "gold_run_summary": summary_row},
                          run_id=doc["run_summary"]["run_id"], capture_id=doc["run_summary"]["capture_id"],
                          docs_dir=out / "dq").summary
-    return write_reports(spark, load_config(), out, findings, doc["run_summary"], history, blocks, dq_summary=dq)
+    return write_reports(spark, settings.report, settings.catalogue, out, findings, doc["run_summary"], history,
+                         blocks, dq_summary=dq)
 
 
 @pytest.fixture(scope="module")

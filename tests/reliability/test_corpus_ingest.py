@@ -218,12 +218,14 @@ def test_spark_ingest_of_the_corpus_capture_succeeds_and_accounts_for_every_file
 
     from jobs.ingest.stage import run_ingest
     from jobs.tables.delta_store import DeltaStore
+    from tests.settings_from import settings_from
 
     capture, placed = corpus_capture
     root = tmp_path / "tables"
-    cfg = {"storage": {"backend": "embedded", "root": str(root), "catalog": "", "schema": "",
-                       "commit_retries": 3}, "ingest": {"files_per_task": 64}}
-    result = run_ingest(spark, cfg, DeltaStore.from_config(spark, cfg), [str(capture)], "cap-corpus", "run-1")
+    s = settings_from(storage={"backend": "embedded", "root": str(root), "catalog": "", "schema": "",
+                               "commit_retries": 3}, ingest={"files_per_task": 64})
+    result = run_ingest(spark, s.ingest, DeltaStore.from_settings(spark, s.storage), [str(capture)], "cap-corpus",
+                        "run-1", execution=s.spark)
     summary = result.files_summary()
     result.release()
 

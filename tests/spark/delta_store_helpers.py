@@ -10,6 +10,7 @@ from urllib.parse import unquote
 
 from jobs.tables.delta_store import DeltaStore
 from jobs.tables.spec import TableSpec, cols
+from tests.settings_from import settings_from
 
 UTC = dt.timezone.utc
 
@@ -29,9 +30,9 @@ FINDINGS = TableSpec(
 
 
 def make_store(spark, root, retries: int = 3, specs: Sequence[TableSpec] = (EVENTS, FINDINGS)) -> DeltaStore:
-    cfg = {"storage": {"backend": "embedded", "root": str(root), "catalog": "", "schema": "",
-                       "commit_retries": retries}}
-    store = DeltaStore.from_config(spark, cfg, tables={s.name: s for s in specs})
+    storage = settings_from(storage={"backend": "embedded", "root": str(root), "catalog": "", "schema": "",
+                                     "commit_retries": retries}).storage
+    store = DeltaStore.from_settings(spark, storage, tables={s.name: s for s in specs})
     store.backend.retry_wait_seconds = 0.01
     return store
 

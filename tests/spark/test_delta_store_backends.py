@@ -23,6 +23,7 @@ from jobs.tables.delta_store import (
     choose_backend,
     delta_classes_load,
 )
+from tests.settings_from import settings_from
 
 # --------------------------------------------------------------------------- backend choice
 
@@ -79,21 +80,22 @@ def test_probe_without_a_jvm_reads_the_sql_extensions(monkeypatch):
 
 
 @pytest.mark.spark
-def test_from_config_builds_the_chosen_backend(spark, tmp_path):
-    cfg = {"storage": {"backend": "auto", "root": str(tmp_path), "catalog": "", "schema": "x", "commit_retries": 5}}
-    embedded = DeltaStore.from_config(spark, cfg, probe=_probe(False))
+def test_from_settings_builds_the_chosen_backend(spark, tmp_path):
+    storage = settings_from(storage={"backend": "auto", "root": str(tmp_path), "catalog": "", "schema": "x",
+                                     "commit_retries": 5}).storage
+    embedded = DeltaStore.from_settings(spark, storage, probe=_probe(False))
     assert embedded.backend_name == "embedded" and embedded.backend.commit_retries == 5
     assert embedded.location("gold_findings") == str(tmp_path / "gold_findings")
-    with_delta = DeltaStore.from_config(spark, cfg, probe=_probe(True))
+    with_delta = DeltaStore.from_settings(spark, storage, probe=_probe(True))
     assert with_delta.backend_name == "delta-spark"
 
 
 def test_catalog_names_need_the_delta_spark_backend(tmp_path):
-    cfg = {"storage": {"backend": "auto", "root": str(tmp_path), "catalog": "main", "schema": "kafka_recon",
-                       "commit_retries": 3}}
+    storage = settings_from(storage={"backend": "auto", "root": str(tmp_path), "catalog": "main",
+                                     "schema": "kafka_recon", "commit_retries": 3}).storage
     with pytest.raises(BackendUnavailableError, match="storage.catalog is 'main'"):
-        DeltaStore.from_config(object(), cfg, probe=_probe(False))
-    store = DeltaStore.from_config(object(), cfg, probe=_probe(True))
+        DeltaStore.from_settings(object(), storage, probe=_probe(False))
+    store = DeltaStore.from_settings(object(), storage, probe=_probe(True))
     assert store.location("gold_findings") == "main.kafka_recon.gold_findings"
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.config import load_config
 from jobs.spark_session import CODEGEN_MODE_KEY, fit_execution_to_size
+from tests.settings_from import settings_from
 
 pytestmark = pytest.mark.spark
 
 
-def _limit(rows: int, **extra) -> dict:
-    return {"spark": {"interpreted_below_rows": rows, **extra}}
+def _limit(rows: int, **extra):
+    return settings_from(spark={"interpreted_below_rows": rows, **extra}).spark
 
 
 @pytest.fixture(autouse=True)
@@ -32,19 +32,18 @@ def test_the_row_count_decides_the_mode(spark):
 
 def test_a_codegen_setting_the_user_gave_is_left_alone(spark):
     spark.conf.set(CODEGEN_MODE_KEY, "CODEGEN_ONLY")
-    cfg = _limit(10**9, extra_conf={CODEGEN_MODE_KEY: "CODEGEN_ONLY"})
-    assert fit_execution_to_size(spark, cfg, 1) == "configured"
+    assert fit_execution_to_size(spark, _limit(10**9, extra_conf={CODEGEN_MODE_KEY: "CODEGEN_ONLY"}), 1) == "configured"
     assert spark.conf.get(CODEGEN_MODE_KEY) == "CODEGEN_ONLY"
 
 
 def test_ingest_of_a_small_real_capture_switches_to_interpreted(spark, devsample_dir):
     from jobs.ingest import run_ingest
 
-    cfg = load_config(env={})
+    s = settings_from()
     spark.conf.set(CODEGEN_MODE_KEY, "FALLBACK")
-    result = run_ingest(spark, cfg, None, [str(devsample_dir)], "devsample-mode", "run-1")
+    result = run_ingest(spark, s.ingest, None, [str(devsample_dir)], "devsample-mode", "run-1", execution=s.spark)
     try:
-        assert 0 < sum(result.rows_emitted.values()) < cfg.get_path("spark.interpreted_below_rows")
+        assert 0 < sum(result.rows_emitted.values()) < s.spark.interpreted_below_rows
         assert result.execution_mode == "interpreted" and spark.conf.get(CODEGEN_MODE_KEY) == "NO_CODEGEN"
     finally:
         result.release()

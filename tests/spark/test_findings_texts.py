@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.config import load_config
-from jobs.reconcile.catalogue import load_catalogue
+from jobs.reconcile.catalogue import default_catalogue
 from jobs.reconcile.findings import _per_check, _texts, render
 
 pytestmark = pytest.mark.spark
@@ -26,7 +25,7 @@ def test_a_template_with_quotes_backslashes_and_placeholders_renders_exactly(spa
 
 def test_every_checks_message_and_remediation_render(spark):
 
-    catalogue = load_catalogue(load_config(env={}))
+    catalogue = default_catalogue()
     rows = [(check_id, 1, "d", "t-0", "t", "AAAAAAAAAAAAAAAAAAAAAQ", 0, 10, None, "c", {}) for check_id in catalogue.checks]
     df = _texts(spark.createDataFrame(rows, ROW))
     out = {r["check_id"]: r for r in df.select("check_id", _per_check(catalogue, "message").alias("message"),

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import load_config
 from jobs.ingest import run_ingest
 from jobs.ingest.metadata_rows import metadata_row
+from tests.settings_from import settings_from
 from udfs import metadata_log
 
 pytestmark = pytest.mark.spark
@@ -24,7 +24,8 @@ SOURCE_COLUMNS = {"capture_id", "run_id", "copy_id", "source_broker_id", "source
 
 @pytest.fixture(scope="module")
 def ingested(spark, devsample_dir: Path):
-    result = run_ingest(spark, load_config(), None, [str(devsample_dir)], "devsample", "run-1")
+    s = settings_from()
+    result = run_ingest(spark, s.ingest, None, [str(devsample_dir)], "devsample", "run-1", execution=s.spark)
     rows = {name: [r.asDict() for r in df.collect()] for name, df in result.tables.items()}
     summary = result.files_summary()
     result.release()
@@ -140,10 +141,10 @@ def test_every_copy_is_read_batch_by_batch(ingested, devsample_dir: Path, expect
 def text_and_binary(spark, devsample_dir: Path):
     """Per broker: records of its binary metadata files and of their dump-log text, each ingested alone (alone,
     each is the authoritative copy, so both are decoded)."""
-    cfg = load_config()
+    s = settings_from()
 
     def records(paths):
-        result = run_ingest(spark, cfg, None, [str(p) for p in paths], "part", "run-1")
+        result = run_ingest(spark, s.ingest, None, [str(p) for p in paths], "part", "run-1", execution=s.spark)
         out = [r.asDict() for r in result.tables["bronze_metadata_records"].collect()]
         result.release()
         return out
@@ -210,8 +211,8 @@ def test_segments_cut_into_parts_give_the_same_bronze_rows(spark, ingested, devs
     from jobs.ingest.metadata_sequence import chunk_starts, split_files
 
     _, rows, summary = ingested
-    cfg = load_config(None, ["ingest.metadata_chunk_bytes=600"])
-    result = run_ingest(spark, cfg, None, [str(devsample_dir)], "devsample", "run-1")
+    s = settings_from("ingest.metadata_chunk_bytes=600")
+    result = run_ingest(spark, s.ingest, None, [str(devsample_dir)], "devsample", "run-1", execution=s.spark)
     cut = {name: [r.asDict() for r in df.collect()] for name, df in result.tables.items()}
     auth_files = sorted({r["source_file"] for r in cut["bronze_metadata_records"] if r["section"] == "log"})
     batches = result.tables["bronze_metadata_batches"]
@@ -270,6 +271,7 @@ def test_leader_epoch_rows_are_what_the_files_say_and_reconcile_finds_nothing_wr
     from epoch_files import epoch_files_as_written, epoch_rows
 
     from jobs.reconcile import run_reconcile
+    from jobs.reconcile.catalogue import default_catalogue
 
     result, rows, _ = ingested
     epochs = rows["bronze_leader_epochs"]
@@ -280,7 +282,7 @@ def test_leader_epoch_rows_are_what_the_files_say_and_reconcile_finds_nothing_wr
     metadata = [(r["epoch"], r["start_offset"]) for r in epochs
                 if r["log_dir"] == "broker-104/kafka-logs" and r["entry_name"] == "__cluster_metadata-0"]
     assert sorted(metadata) == [(1, 0), (2, 44)]
-    recon = run_reconcile(spark, load_config(env={}), to_frames(spark, rows), "devsample", "run-1",
+    recon = run_reconcile(spark, default_catalogue(), to_frames(spark, rows), "devsample", "run-1",
                           result.capture_time)
     assert [f.check_id for f in recon.findings.collect() if f.check_id.startswith("LEADER_EPOCH_")] == []
     asg = {(r["topic_name"], r["partition"]): r["leader_epoch"]

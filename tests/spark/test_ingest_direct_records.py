@@ -8,12 +8,12 @@ from datetime import datetime, timezone
 
 import pytest
 
-from jobs.config import load_config
 from jobs.ingest import run_ingest
 from jobs.simulate import command
 from jobs.simulate.simulation import SimParams
 from jobs.tables.delta_store import DeltaStore
 from jobs.tables.parquet_files import STAGING_DIR
+from tests.settings_from import settings_from
 
 pytestmark = pytest.mark.spark
 
@@ -22,9 +22,9 @@ RECORDS = "bronze_metadata_records"
 
 
 def _ingest(spark, tables, capture, *settings):
-    cfg = load_config(None, [f"storage.root={tables}", "storage.backend=embedded", *settings])
-    store = DeltaStore.from_config(spark, cfg)
-    result = run_ingest(spark, cfg, store, [capture], "cap-direct", "run-direct", CAPTURE_TIME)
+    s = settings_from(f"storage.root={tables}", "storage.backend=embedded", *settings)
+    store = DeltaStore.from_settings(spark, s.storage)
+    result = run_ingest(spark, s.ingest, store, [capture], "cap-direct", "run-direct", CAPTURE_TIME, execution=s.spark)
     rows = sorted(tuple((k, repr(v)) for k, v in sorted(r.asDict().items())) for r in store.read(RECORDS).collect())
     import pyarrow.parquet as pq
     from deltalake import DeltaTable

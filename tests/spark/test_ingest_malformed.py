@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from collector import CollectOptions, collect
-from jobs.config import load_config
 from jobs.ingest import run_ingest
 from jobs.tables.delta_store import DeltaStore
+from tests.settings_from import settings_from
 
 pytestmark = pytest.mark.spark
 
@@ -76,16 +76,16 @@ def store_runs(spark, tmp_path_factory, devsample_dir: Path):
     base = tmp_path_factory.mktemp("malformed")
     root = base / "capture"
     _damage(root, devsample_dir)
-    cfg = load_config(overrides=[f"storage.root={base / 'tables'}", "storage.backend=embedded"])
-    store = DeltaStore.from_config(spark, cfg)
-    first = run_ingest(spark, cfg, store, [str(root)], "cap-a", "run-1")
+    s = settings_from(f"storage.root={base / 'tables'}", "storage.backend=embedded")
+    store = DeltaStore.from_settings(spark, s.storage)
+    first = run_ingest(spark, s.ingest, store, [str(root)], "cap-a", "run-1", execution=s.spark)
     tables = list(first.tables)
     snap1 = {t: [r.asDict() for r in store.read(t).collect()] for t in tables}
     first.release()
-    second = run_ingest(spark, cfg, store, [str(root)], "cap-a", "run-2")
+    second = run_ingest(spark, s.ingest, store, [str(root)], "cap-a", "run-2", execution=s.spark)
     second.release()
     snap2 = {t: [r.asDict() for r in store.read(t).collect()] for t in tables}
-    third = run_ingest(spark, cfg, store, [str(root / "capture.json")], "cap-b", "run-3")
+    third = run_ingest(spark, s.ingest, store, [str(root / "capture.json")], "cap-b", "run-3", execution=s.spark)
     third.release()
     snap3 = {t: [r.asDict() for r in store.read(t).collect()] for t in tables}
     return root, first, snap1, snap2, snap3

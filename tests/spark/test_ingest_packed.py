@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from collector import CollectOptions, collect
-from jobs.config import load_config
 from jobs.ingest import run_ingest
+from tests.settings_from import settings_from
 
 pytestmark = pytest.mark.spark
 
@@ -59,8 +59,8 @@ def raw_and_packed(spark, tmp_path_factory, devsample_dir: Path):
     results = {}
     for name, root, extra in (("raw", raw.as_uri(), []), ("packed", str(packs), []),
                               ("packed_cut", str(packs), ["ingest.metadata_chunk_bytes=600"])):
-        cfg = load_config(overrides=base_conf + extra)
-        result = run_ingest(spark, cfg, None, [root], "cap", name, CAPTURE_TIME)
+        s = settings_from(*base_conf, *extra)
+        result = run_ingest(spark, s.ingest, None, [root], "cap", name, CAPTURE_TIME, execution=s.spark)
         results[name] = {t: [r.asDict() for r in df.collect()] for t, df in result.tables.items()}
         result.release()
     return results

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import load_config
 from jobs.ingest import run_ingest
+from tests.settings_from import settings_from
 
 pytestmark = pytest.mark.spark
 
@@ -24,7 +24,8 @@ def z2(tmp_path_factory, fixtures_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def ingested(spark, z2: Path):
-    result = run_ingest(spark, load_config(), None, str(z2), "z2", "run-1")
+    s = settings_from()
+    result = run_ingest(spark, s.ingest, None, str(z2), "z2", "run-1", execution=s.spark)
     rows = {name: [r.asDict() for r in df.collect()] for name, df in result.tables.items()}
     result.release()
     return result, rows

@@ -10,7 +10,10 @@ import pytest
 
 from jobs.quality import dq_results_frame, run_quality
 from jobs.tables.registry import spec
+from tests.settings_from import settings_from
 from tests.table_rows import as_timestamp, frame
+
+QUALITY = settings_from().quality
 
 pytestmark = pytest.mark.spark
 
@@ -59,7 +62,7 @@ def dq(spark, tmp_path_factory):
         "gold_run_summary": _frame(spark, "gold_run_summary", [doc["run_summary"]]),
     }
     out = tmp_path_factory.mktemp("dq-out")
-    result = run_quality(spark, None, tables, run_id=RUN, capture_id=CAPTURE, docs_dir=out / "dq",
+    result = run_quality(spark, QUALITY, tables, run_id=RUN, capture_id=CAPTURE, docs_dir=out / "dq",
                          evaluated_at=_ts("2025-02-01T01:02:00Z"))
     return result, out
 
@@ -180,7 +183,7 @@ def test_data_docs_keep_every_run_and_name_each_table(spark, tmp_path):
     pages; every validation page names its table; no page links out."""
     site = tmp_path / "dq"
     for n in (1, 2):
-        run_quality(spark, None, {"bronze_dir_entries": bronze_dir_entries(spark)}, run_id=f"run-{n}",
+        run_quality(spark, QUALITY, {"bronze_dir_entries": bronze_dir_entries(spark)}, run_id=f"run-{n}",
                     capture_id=CAPTURE, docs_dir=site)
     pages = sorted(site.glob("validations/**/*.html"))
     assert [p.relative_to(site).parts[3] for p in pages] == ["run-1", "run-2"]

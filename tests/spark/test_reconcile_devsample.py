@@ -9,8 +9,9 @@ import json
 import pytest
 from bronze_builders import devsample_bronze
 
-from jobs.config import load_config
 from jobs.reconcile import run_reconcile
+from jobs.reconcile.catalogue import default_catalogue
+from tests.settings_from import settings_from
 
 EXPECTED = {
     ("STALE_TOPIC_ID", 103, "clicks-0", "A4HaLNH_zheTrtxgg-IBNA"),
@@ -29,13 +30,13 @@ def result(request, spark, devsample_dir):
 
     from jobs.spark_session import CODEGEN_MODE_KEY, fit_execution_to_size
 
-    cfg = load_config(env={})
     before = spark.conf.get(CODEGEN_MODE_KEY)
     limit = {"interpreted": 10**9, "compiled": 0}[request.param]
-    assert fit_execution_to_size(spark, {"spark": {"interpreted_below_rows": limit}}, 1000) == request.param
+    assert fit_execution_to_size(spark, settings_from(spark={"interpreted_below_rows": limit}).spark,
+                                 1000) == request.param
     try:  # run_reconcile computes its silver tables and findings here, in the mode just set
         bronze = devsample_bronze(spark, devsample_dir / "expected.json")
-        yield run_reconcile(spark, cfg, bronze, "dev", "dev-run", datetime(2026, 11, 23, tzinfo=timezone.utc))
+        yield run_reconcile(spark, default_catalogue(), bronze, "dev", "dev-run", datetime(2026, 11, 23, tzinfo=timezone.utc))
     finally:
         spark.conf.set(CODEGEN_MODE_KEY, before)
 

@@ -13,8 +13,8 @@ import pytest
 from bronze_builders import Cluster
 from pyspark.sql import functions as F
 
-from jobs.config import load_config
 from jobs.reconcile import run_reconcile
+from jobs.reconcile.catalogue import default_catalogue
 from jobs.reconcile.checks_meta_properties import node_key, reserved_directory_id
 from jobs.reconcile.checks_reassignments import blocking_replicas
 from udfs import kafka_uuid
@@ -106,7 +106,7 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def findings(spark, cluster):
-    result = run_reconcile(spark, load_config(env={}), cluster.bronze(spark), "cap-e1", "run-e1", cluster.now)
+    result = run_reconcile(spark, default_catalogue(), cluster.bronze(spark), "cap-e1", "run-e1", cluster.now)
     return [r.asDict() for r in result.findings.collect()]
 
 

@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 from bronze_builders import Cluster, record_row
 
-from jobs.config import load_config
 from jobs.reconcile import run_reconcile
+from jobs.reconcile.catalogue import default_catalogue
+from tests.settings_from import settings_from
 
 H1, H2, H3 = "a" * 32, "b" * 32, "c" * 32
 D1, D2, D3, D4A, D4B, D5 = ("AAAAAAAAAAAAAAAAAAAAZA", "AAAAAAAAAAAAAAAAAAAAZQ", "AAAAAAAAAAAAAAAAAAAAZg",
@@ -190,9 +191,7 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def result(spark, cluster):
-    cfg = load_config(env={})
-    capture_time = cluster.now
-    return run_reconcile(spark, cfg, cluster.bronze(spark), "cap-k1", "run-k1", capture_time)
+    return run_reconcile(spark, default_catalogue(), cluster.bronze(spark), "cap-k1", "run-k1", cluster.now)
 
 
 @pytest.fixture(scope="module")
@@ -326,7 +325,8 @@ def test_gold_merge_keeps_ids_and_resolves_what_disappeared(spark, tmp_path, res
     from jobs.reconcile.gold import write_findings
     from jobs.tables.delta_store import DeltaStore
 
-    store = DeltaStore.from_config(spark, {"storage": {"backend": "embedded", "root": str(tmp_path / "tables")}})
+    store = DeltaStore.from_settings(spark, settings_from(storage={"backend": "embedded",
+                                                                  "root": str(tmp_path / "tables")}).storage)
     first_time = cluster.now
     counts = write_findings(store, result, capture_id="cap-k1", run_id="run-k1", capture_time=first_time)
     assert counts.open_findings == len(EXPECTED) and counts.new_findings == len(EXPECTED)
@@ -340,7 +340,7 @@ def test_gold_merge_keeps_ids_and_resolves_what_disappeared(spark, tmp_path, res
         {k: (v["first_seen"], v["status"]) for k, v in gold.items()}
 
     c2 = _second_capture()
-    second = run_reconcile(spark, load_config(env={}), c2.bronze(spark), "cap-k2", "run-k2", c2.now)
+    second = run_reconcile(spark, default_catalogue(), c2.bronze(spark), "cap-k2", "run-k2", c2.now)
     counts2 = write_findings(store, second, capture_id="cap-k2", run_id="run-k2", capture_time=c2.now)
     assert (counts2.open_findings, counts2.new_findings, counts2.resolved_findings) == (len(EXPECTED) - 1, 1, 2)
     assert counts2.by_check["ORPHAN_REPLICA"] == 2

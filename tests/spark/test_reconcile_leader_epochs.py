@@ -9,8 +9,8 @@ import json
 import pytest
 from bronze_builders import Cluster, to_frames
 
-from jobs.config import load_config
 from jobs.reconcile import run_reconcile
+from jobs.reconcile.catalogue import default_catalogue
 from udfs import leader_epochs
 
 T1, T2 = "LEDGER_______________A", "PROFILES_____________A"
@@ -83,7 +83,7 @@ def build():
 @pytest.fixture(scope="module")
 def findings(spark):
     c, tables = build()
-    result = run_reconcile(spark, load_config(env={}), to_frames(spark, tables), "cap", "run", c.now)
+    result = run_reconcile(spark, default_catalogue(), to_frames(spark, tables), "cap", "run", c.now)
     asg = {r["partition"]: r["leader_epoch"] for r in result.silver["silver_partition_assignments"].collect()
            if r["topic_name"] == "ledger"}
     assert asg[3] == 2 and asg[4] == 1 and asg[6] == 0

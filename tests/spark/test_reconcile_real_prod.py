@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from epoch_files import epoch_files_as_written, epoch_rows
 
-from jobs.config import load_config
 from jobs.reconcile import run_reconcile
+from tests.settings_from import settings_from
 
 pytestmark = pytest.mark.spark
 
@@ -35,14 +35,14 @@ def runs(spark, tmp_path_factory):
     """capture name -> (truth, findings as dicts, silver_log_dirs rows, silver_brokers rows)."""
     from jobs.ingest.stage import run_ingest
 
-    cfg = load_config(env={})
+    s = settings_from()
     out = {}
     for name in CAPTURES:
         root = _extract(name, tmp_path_factory.mktemp(name))
         truth = json.loads((root / "expected.json").read_text())
-        ingest = run_ingest(spark, cfg, None, [str(root)], f"cap-{name}", "run-1")
+        ingest = run_ingest(spark, s.ingest, None, [str(root)], f"cap-{name}", "run-1", execution=s.spark)
         try:
-            result = run_reconcile(spark, cfg, ingest.tables, f"cap-{name}", "run-1", ingest.capture_time)
+            result = run_reconcile(spark, s.catalogue, ingest.tables, f"cap-{name}", "run-1", ingest.capture_time)
             findings = [r.asDict() for r in result.findings.collect()]
             log_dirs = [r.asDict() for r in result.silver["silver_log_dirs"].collect()]
             brokers = [r.asDict() for r in result.silver["silver_brokers"].collect()]

@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from jobs.config import load_config
 from jobs.reconcile import run_reconcile
 from jobs.reconcile.expected import MATCH_KEYS, compare
 from jobs.simulate.scenarios import names
+from tests.settings_from import settings_from
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
@@ -28,10 +28,10 @@ def _run(spark, tmp_path, scenario: str, packed: bool):
     simulate(scenario, str(out), SimParams(42, None, None, 1, None, packed))
     if packed:
         assert list(out.rglob("*.jsonl.gz")) and not list(out.rglob("*.log"))
-    cfg = load_config(env={})
-    ingest = run_ingest(spark, cfg, None, [str(out)], f"cap-{scenario}", "run-1")
+    s = settings_from()
+    ingest = run_ingest(spark, s.ingest, None, [str(out)], f"cap-{scenario}", "run-1", execution=s.spark)
     try:
-        result = run_reconcile(spark, cfg, ingest.tables, f"cap-{scenario}", "run-1", ingest.capture_time)
+        result = run_reconcile(spark, s.catalogue, ingest.tables, f"cap-{scenario}", "run-1", ingest.capture_time)
         actual = [r.asDict() for r in result.findings.collect()]
     finally:
         ingest.release()

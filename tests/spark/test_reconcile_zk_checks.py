@@ -10,8 +10,9 @@ import pytest
 from bronze_builders import Cluster
 from epoch_files import epoch_files_as_written, epoch_rows
 
-from jobs.config import load_config
 from jobs.reconcile import run_reconcile
+from jobs.reconcile.catalogue import default_catalogue
+from tests.settings_from import settings_from
 
 H1, H2 = "d" * 32, "e" * 32
 
@@ -90,7 +91,7 @@ EXPECTED = {
 @pytest.fixture(scope="module")
 def result(spark):
     c = build()
-    return run_reconcile(spark, load_config(env={}), c.bronze(spark), "cap-z1", "run-z1", c.now)
+    return run_reconcile(spark, default_catalogue(), c.bronze(spark), "cap-z1", "run-z1", c.now)
 
 
 @pytest.mark.spark
@@ -140,10 +141,10 @@ def test_real_z2_capture_gives_only_the_stuck_delete(spark, tmp_path, fixtures_d
     with tarfile.open(fixtures_dir / "kafka-zk-sample" / "Z2.tar.gz") as tar:
         members = [m for m in tar.getmembers() if not m.name.endswith((".index", ".timeindex"))]
         tar.extractall(tmp_path, members=members, filter="data")
-    cfg = load_config(env={})
-    ingest = run_ingest(spark, cfg, None, str(tmp_path / "Z2"), "z2", "run-z2")
+    s = settings_from()
+    ingest = run_ingest(spark, s.ingest, None, str(tmp_path / "Z2"), "z2", "run-z2", execution=s.spark)
     try:
-        result = run_reconcile(spark, cfg, ingest.tables, "z2", "run-z2", ingest.capture_time)
+        result = run_reconcile(spark, s.catalogue, ingest.tables, "z2", "run-z2", ingest.capture_time)
         findings = [r.asDict() for r in result.findings.collect()]
         states = {r["broker_id"]: r["state"] for r in result.silver["silver_brokers"].collect()}
         epochs = [r.asDict() for r in ingest.tables["bronze_leader_epochs"].collect()]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import load_config
 from jobs.report import write_reports
+from tests.settings_from import settings_from
 from tests.table_rows import as_timestamp, frame
 
 pytestmark = pytest.mark.spark
@@ -32,26 +32,32 @@ def load_scenario(spark, name):
             _frame(spark, "gold_run_summary", doc["history"]), pid)
 
 
+def _write(spark, out, findings, summary, history, pid, *sets, fail_on=None):
+    settings = settings_from(*sets)
+    return write_reports(spark, settings.report, settings.catalogue, out, findings, summary, history, pid,
+                         dq_summary=None, fail_on=fail_on)
+
+
 @pytest.fixture(scope="module")
 def devsample(spark, tmp_path_factory):
     findings, summary, history, pid = load_scenario(spark, "devsample")
     out = tmp_path_factory.mktemp("report-devsample")
-    return write_reports(spark, load_config(), out, findings, summary, history, pid, dq_summary=None)
+    return _write(spark, out, findings, summary, history, pid)
 
 
 @pytest.fixture(scope="module")
 def hostile(spark, tmp_path_factory):
     findings, summary, history, pid = load_scenario(spark, "hostile")
     out = tmp_path_factory.mktemp("report-hostile")
-    return write_reports(spark, load_config(), out, findings, summary, history, pid, dq_summary=None)
+    return _write(spark, out, findings, summary, history, pid)
 
 
 @pytest.fixture(scope="module")
 def bounded(spark, tmp_path_factory):
     findings, summary, history, pid = load_scenario(spark, "devsample")
     out = tmp_path_factory.mktemp("report-bounded")
-    cfg = load_config(overrides=["report.max_rows_in_html=2", "report.max_pid_blocks=3", "report.trend_runs=2"])
-    return write_reports(spark, cfg, out, findings, summary, history, pid, dq_summary=None, fail_on="never")
+    return _write(spark, out, findings, summary, history, pid, "report.max_rows_in_html=2", "report.max_pid_blocks=3",
+                  "report.trend_runs=2", fail_on="never")
 
 
 def test_summary_json_is_the_documented_document(devsample):

@@ -8,7 +8,7 @@ import pytest
 from jobs.config import ConfigError, load_config
 from jobs.dashboards import DASHBOARD_QUERIES, tables_used
 from jobs.reconcile.catalogue import default_catalogue
-from jobs.report.settings import ReportSettings
+from jobs.settings import Settings
 from jobs.tables.registry import TABLES
 
 
@@ -26,8 +26,8 @@ def test_reclaimable_sql_lists_exactly_the_catalogue_reclaimable_checks():
 def test_report_settings_take_reclaimable_checks_from_the_catalogue():
     reclaimable = default_catalogue().reclaimable()
     assert "STALE_TOPIC_ID" in reclaimable and "MISSING_REPLICA" not in reclaimable  # a missing replica frees nothing
-    assert ReportSettings.from_config(None).reclaimable_checks == reclaimable
-    assert ReportSettings.from_config(load_config(env={})).reclaimable_checks == reclaimable
+    assert Settings.shipped().report.reclaimable_checks == reclaimable
+    assert Settings.from_config(load_config(env={})).report.reclaimable_checks == reclaimable
 
 
 def test_a_second_reclaimable_list_in_configuration_is_rejected():

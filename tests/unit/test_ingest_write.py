@@ -57,9 +57,12 @@ def test_a_failed_table_is_raised_after_every_other_table_was_written():
 
 
 def test_write_parallelism_comes_from_storage_and_is_at_least_one():
-    from jobs.config import load_config
-    from jobs.tables.parallel_writes import write_parallelism
+    from jobs.tables.delta_store import DeltaStore
+    from tests.settings_from import settings_from
 
-    assert write_parallelism(load_config(None, [])) == 4
-    assert write_parallelism(load_config(None, ["storage.write_parallelism=1"])) == 1
-    assert write_parallelism(load_config(None, ["storage.write_parallelism=0"])) == 1
+    def parallelism(*sets):
+        return DeltaStore.from_settings(object(), settings_from(*sets).storage, probe=lambda _: True).write_parallelism
+
+    assert parallelism() == 4
+    assert parallelism("storage.write_parallelism=1") == 1
+    assert parallelism("storage.write_parallelism=0") == 1

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import load_config
-from jobs.reconcile.catalogue import CHECK_IDS, REPLICA_PRECEDENCE, CatalogueError, load_catalogue
+from jobs.config import ConfigError, load_config
+from jobs.reconcile.catalogue import CHECK_IDS, REPLICA_PRECEDENCE, CatalogueError, default_catalogue
 from jobs.reconcile.docs import render
 from jobs.reconcile.expected import compare
+from jobs.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDERS = {"broker_id", "log_dir", "dir_name", "topic_name", "topic_id", "partition", "bytes", "bytes_h",
@@ -21,7 +22,7 @@ def test_catalogue_defines_exactly_the_contract_checks():
     contract = (ROOT / "docs" / "CONTRACTS.md").read_text()
     for check_id in CHECK_IDS:
         assert check_id in contract
-    cat = load_catalogue(load_config(env={}))
+    cat = default_catalogue()
     assert list(cat.checks) == list(CHECK_IDS)
     assert cat.thresholds.file_delete_delay_ms == 60000 and cat.thresholds.delete_limit_ms > 60000
     assert cat["PARTITION_COUNT_CHANGED"].severity == "info"
@@ -29,7 +30,7 @@ def test_catalogue_defines_exactly_the_contract_checks():
 
 
 def test_templates_use_known_placeholders_only():
-    cat = load_catalogue(load_config(env={}))
+    cat = default_catalogue()
     for spec in cat.checks.values():
         for text in (spec.message, spec.remediation):
             for name in re.findall(r"\{([a-z_.]+)\}", text):
@@ -38,20 +39,20 @@ def test_templates_use_known_placeholders_only():
 
 def test_overrides_and_bad_entries():
     cfg = load_config(env={}, overrides=["checks.ORPHAN_REPLICA.severity=critical", "reconcile.delete_grace_ms=0"])
-    cat = load_catalogue(cfg)
+    cat = Settings.from_config(cfg).catalogue
     assert cat["ORPHAN_REPLICA"].severity == "critical" and cat.thresholds.delete_limit_ms == 60000
     bad = load_config(env={})
     bad["checks"]["STALE_TOPIC_ID"]["severity"] = "fatal"
     with pytest.raises(CatalogueError, match="STALE_TOPIC_ID.severity"):
-        load_catalogue(bad)
+        Settings.from_config(bad)
     del bad["checks"]["STALE_TOPIC_ID"]
-    with pytest.raises(CatalogueError, match="missing checks \\['STALE_TOPIC_ID'\\]"):
-        load_catalogue(bad)
+    with pytest.raises(ConfigError, match="missing checks \\['STALE_TOPIC_ID'\\]"):  # a configuration error: exit 2
+        Settings.from_config(bad)
 
 
 def test_docs_checks_md_is_generated_from_the_catalogue():
     text = (ROOT / "docs" / "checks.md").read_text()
-    assert text == render(load_catalogue(load_config(env={}))), \
+    assert text == render(default_catalogue()), \
         "docs/checks.md is stale: run `python -m jobs.reconcile.docs > docs/checks.md`"
     for check_id in CHECK_IDS:
         assert f"### `{check_id}`" in text

@@ -9,9 +9,11 @@ import pytest
 from jobs.report.csv_out import neutralize
 from jobs.report.markdown import code, md
 from jobs.report.remediation import Step, build_plan, quarantine_root, unsafe_reason
-from jobs.report.settings import ReportSettings
 from jobs.report.summary import exit_code_for
 from jobs.report.svg import classify_blocks, hbar_chart, human_bytes
+from jobs.settings import Settings
+
+REPORT = Settings.shipped().report  # conf/report.yaml as shipped
 
 
 @pytest.mark.parametrize("fail_on, counts, expected", [
@@ -66,7 +68,7 @@ def test_plan_only_targets_exact_dirs(log_dir, dir_name, ok):
 
 
 def test_quarantine_sits_beside_the_log_dir():
-    assert quarantine_root("/var/lib/kafka/data/", ReportSettings.from_config(None), "cap-1") == \
+    assert quarantine_root("/var/lib/kafka/data/", REPORT, "cap-1") == \
         "/var/lib/kafka/kafka-recon-quarantine/cap-1/data"
 
 
@@ -79,18 +81,18 @@ def test_plan_groups_open_findings_per_broker():
         {"status": "resolved", "broker_id": 4, "check_id": "STALE_TOPIC_ID", "severity": "critical",
          "log_dir": "/k/data", "dir_name": "x-0", "bytes": 1, "message": "m3", "remediation": "r3"},
     ]
-    plans = build_plan(rows, ReportSettings.from_config(None), "cap 1/..")
+    plans = build_plan(rows, REPORT, "cap 1/..")
     assert [p.broker for p in plans] == ["3"]
     plan = plans[0]
     assert [(i.source, i.target) for i in plan.quarantine] == [
         ("/k/data/orders-0", "/k/kafka-recon-quarantine/cap_1_../data/orders-0")]
     assert [(i.check_id, i.remediation) for i in plan.review] == [
         ("WRONG_LOG_DIR", "Move the replica with kafka-reassign-partitions (log dir reassignment), not by hand.")]
-    commands = [s.command for s in plan.steps(replace(ReportSettings.from_config(None), quarantine_days=3))]
+    commands = [s.command for s in plan.steps(replace(REPORT, quarantine_days=3))]
     assert commands == [None, "mkdir -p -- /k/kafka-recon-quarantine/cap_1_../data",
                         "mv -- /k/data/orders-0 /k/kafka-recon-quarantine/cap_1_../data/orders-0", None,
                         "rm -rf -- /k/kafka-recon-quarantine/cap_1_../data"]
-    assert plan.steps(replace(ReportSettings.from_config(None), quarantine_days=3))[-1].text == \
+    assert plan.steps(replace(REPORT, quarantine_days=3))[-1].text == \
         "After 3 days without problems, delete the quarantine"
     assert plan.reclaimable_bytes == 10
 
@@ -101,8 +103,8 @@ STALE = {"status": "open", "broker_id": 103, "check_id": "STALE_TOPIC_ID", "seve
 
 def test_plan_uses_the_brokers_own_path_recorded_by_a_collector_pack():
     paths = {("103", "kafka-logs"): "/captures/b103.jsonl.gz!/var/lib/kafka/kafka-logs"}
-    plan = build_plan([STALE], ReportSettings.from_config(None), "cap", paths)[0]
-    assert [s.command for s in plan.steps(ReportSettings.from_config(None)) if s.command] == [
+    plan = build_plan([STALE], REPORT, "cap", paths)[0]
+    assert [s.command for s in plan.steps(REPORT) if s.command] == [
         "mkdir -p -- /var/lib/kafka/kafka-recon-quarantine/cap/kafka-logs",
         "mv -- /var/lib/kafka/kafka-logs/clicks-0 /var/lib/kafka/kafka-recon-quarantine/cap/kafka-logs/clicks-0",
         "rm -rf -- /var/lib/kafka/kafka-recon-quarantine/cap/kafka-logs"]
@@ -110,8 +112,8 @@ def test_plan_uses_the_brokers_own_path_recorded_by_a_collector_pack():
 
 def test_plan_is_relative_to_the_log_dir_when_only_a_copy_was_captured():
     paths = {("103", "kafka-logs"): "broker-103/kafka-logs"}
-    plan = build_plan([STALE], ReportSettings.from_config(None), "cap", paths)[0]
-    steps = plan.steps(ReportSettings.from_config(None))
+    plan = build_plan([STALE], REPORT, "cap", paths)[0]
+    steps = plan.steps(REPORT)
     assert steps[1] == Step("cd into broker 103's log dir named 'kafka-logs' (captured as 'broker-103/kafka-logs'); "
                             "the next commands are relative to it.")
     assert [s.command for s in steps if s.command] == [
@@ -140,15 +142,15 @@ def test_chart_labels_are_escaped_and_marks_carry_values():
 
 def test_settings_reject_bad_values():
     with pytest.raises(ValueError, match="quarantine_dir_name"):
-        replace(ReportSettings.from_config(None), quarantine_dir_name="../x")
+        replace(REPORT, quarantine_dir_name="../x")
     with pytest.raises(ValueError, match="fail_on"):
-        replace(ReportSettings.from_config(None), fail_on="sometimes")
+        replace(REPORT, fail_on="sometimes")
 
 
 def test_capture_tag_cannot_climb_out_of_the_quarantine():
     plans = build_plan([{"status": "open", "broker_id": 1, "check_id": "STRAY_DIR", "severity": "warning",
                          "log_dir": "/k/data", "dir_name": "t-0.0123456789abcdef0123456789abcdef-stray"}],
-                       ReportSettings.from_config(None), "..")
+                       REPORT, "..")
     assert [g.root for g in plans[0].groups] == ["/k/kafka-recon-quarantine/capture/data"]
 
 
@@ -166,7 +168,7 @@ def test_findings_without_a_broker_are_labelled_cluster_wide():
         by_broker={"unknown": {"critical": 0, "warning": 1, "info": 0, "total": 1}},
         reclaimable={"total": 0, "by_broker": {}, "by_check": {}}, findings_open=1, findings_new=1,
         findings_resolved=0, rows=[row], rows_total=1)
-    settings = ReportSettings.from_config(None)
+    settings = REPORT
     plans = build_plan([row], settings, "c1")
     summary = {"status": "findings", "exit_code": 0, "fail_on": "critical", "schema_version": 1,
                "files": {"seen": None, "ok": None, "quarantined": None}, "generated_at": "2025-02-01T01:00:00Z"}
