@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -119,7 +120,7 @@ def test_failed_only_details_give_the_rows_gx_gives_with_every_detail(dq, spark)
         "gold_run_summary": _frame(spark, "gold_run_summary", [doc["run_summary"]]),
         "bronze_zk_events": _frame(spark, "bronze_zk_events", []),
     }
-    runs = {details: run_quality(spark, {"quality": {"details": details}}, tables, run_id=RUN, capture_id=CAPTURE,
+    runs = {details: run_quality(spark, replace(QUALITY, details=details), tables, run_id=RUN, capture_id=CAPTURE,
                                  evaluated_at=_ts("2025-02-01T01:02:00Z")).rows
             for details in ("all", "failed")}
     assert runs["failed"] == runs["all"]
