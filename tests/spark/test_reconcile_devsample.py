@@ -22,10 +22,11 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module", params=["interpreted", "compiled"])
+@pytest.fixture(scope="module", params=["interpreted", pytest.param("compiled", marks=pytest.mark.slow)])
 def result(request, spark, devsample_dir):
     """The real capture's truth must come out the same whether Spark compiles the plans (large captures) or
-    interprets them (small ones: jobs.spark_session.fit_execution_to_size)."""
+    interprets them (small ones: jobs.spark_session.fit_execution_to_size). The compiled run is in the slow
+    tier (``make test-all``, CI): the loop runs the mode its small captures run in."""
     from datetime import datetime, timezone
 
     from jobs.spark_session import CODEGEN_MODE_KEY, fit_execution_to_size
