@@ -10,13 +10,11 @@ which may arrive after the other entries; the driver joins it in from bronze_log
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
 
 from collector import (
-    DEFAULT_MAX_METADATA_FILE_BYTES,
-    DEFAULT_SEGMENT_SCAN_BYTES,
     FLAG_OVER_CAP,
     KIND_DIR,
     KIND_FILE,
@@ -97,21 +95,30 @@ def segment_end_columns(summaries: Dict[int, tuple], newest: Optional[int]) -> D
 
 @dataclass
 class DecodeOptions:
-    """What executors decode (from conf ``ingest``); plain data so it pickles to executors."""
+    """What executors decode: the ``ingest`` settings they need (no defaults here: the values live in
+    conf/default.yaml; build with :meth:`from_settings`), plus two switches of the code. Plain data, so it
+    pickles to executors."""
 
-    max_embedded_file_bytes: int = 16 * 1024 * 1024
-    max_metadata_file_bytes: int = DEFAULT_MAX_METADATA_FILE_BYTES  # 1 GiB, Kafka's segment size
-    decompression_limit_bytes: int = metadata_files.DEFAULT_DECOMPRESSION_LIMIT
-    read_data_segment_headers: bool = True
-    max_segment_scan_bytes: int = 64 * 1024 * 1024
+    max_embedded_file_bytes: int
+    max_metadata_file_bytes: int
+    decompression_limit_bytes: int
+    read_data_segment_headers: bool
+    max_segment_scan_bytes: int
     # raw trees: how far the walk's segment summaries (log end, markers) read a segment; 0 turns them off
-    segment_summary_bytes: int = DEFAULT_SEGMENT_SCAN_BYTES
+    segment_summary_bytes: int
+    # the second pass cuts a metadata segment or snapshot larger than this into parts decoded in parallel
+    metadata_chunk_bytes: int
     batch_rows: int = 4096
     # metadata-log segments and snapshots: batch summaries now, records in the second pass for the copies
     # that need them (False: records now, for every copy; for callers without the second pass)
     defer_metadata_records: bool = True
-    # the second pass cuts a metadata segment or snapshot larger than this into parts decoded in parallel
-    metadata_chunk_bytes: int = 16 * 1024 * 1024
+
+    @classmethod
+    def from_settings(cls, ingest: Any, **changes: Any) -> "DecodeOptions":
+        """The options an :class:`jobs.settings.IngestSettings` gives (its fields of the same names), then
+        ``changes``."""
+        names = [f.name for f in fields(cls) if hasattr(ingest, f.name)]
+        return cls(**{**{name: getattr(ingest, name) for name in names}, **changes})
 
     def pack_limits(self) -> Dict[str, int]:
         """``read_pack`` limits: no embedded file bigger than ingest's own caps is held in memory."""

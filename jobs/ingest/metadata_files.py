@@ -23,8 +23,8 @@ FACT = "metadata_file"
 DECODED_FACT = "metadata_file_decoded"
 RECORDS_STRUCT = STRUCTS[RECORDS]
 BLOCK_ROWS = 4096
-# DecodeOptions.decompression_limit_bytes's default (conf ingest.decompression_limit_bytes): raft batches are at
-# most 8 MiB, so 64 MiB is generous for a real batch and still bounds a bomb
+# the functions' default cap for callers without settings (the job passes conf ingest.decompression_limit_bytes):
+# raft batches are at most 8 MiB, so 64 MiB is generous for a real batch and still bounds a bomb
 DEFAULT_DECOMPRESSION_LIMIT = 64 * 1024 * 1024
 
 

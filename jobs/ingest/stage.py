@@ -73,15 +73,6 @@ class IngestResult:
         self._persisted.clear()
 
 
-# the ingest settings the executors need, under the same names (DecodeOptions is plain data that pickles)
-_DECODE_KEYS = ("max_embedded_file_bytes", "max_metadata_file_bytes", "decompression_limit_bytes",
-                "read_data_segment_headers", "max_segment_scan_bytes", "segment_summary_bytes", "metadata_chunk_bytes")
-
-
-def decode_options(ingest: IngestSettings) -> DecodeOptions:
-    return DecodeOptions(**{key: getattr(ingest, key) for key in _DECODE_KEYS})
-
-
 def _unit_rows(tasks: List[List[WorkUnit]], multi_root: bool) -> List[List[tuple]]:
     def display(u: WorkUnit) -> str:
         if u.kind != "log_dir" and u.path.rstrip("/") == u.root.rstrip("/"):
@@ -234,7 +225,7 @@ class IngestSteps:
                  capture_id: str, run_id: str) -> None:
         self.spark, self.settings, self.execution, self.store = spark, settings, execution, store
         self.capture_id, self.run_id = capture_id, run_id
-        self.options = decode_options(self.settings)
+        self.options = DecodeOptions.from_settings(self.settings)  # what executors need
         self.persisted: List[DataFrame] = []
 
     def first_pass(self, units: List[WorkUnit], multi_root: bool) -> FirstPass:

@@ -13,6 +13,7 @@ import pytest
 from jobs.ingest.decode_tasks import decode_units
 from jobs.ingest.discover import discover
 from jobs.ingest.log_dir_rows import DecodeOptions
+from tests.settings_from import settings_from
 
 from .corpus_capture import copy_devsample, place_corpus
 
@@ -25,7 +26,7 @@ def ingest_rows(capture: Path, options: DecodeOptions = None) -> Dict[str, List[
     units = [dict(kind=u.kind, root=u.root, path=u.path, display=u.rel_path or u.path, size=u.size,
                   headless=u.headless) for u in discover([str(capture)])]
     rows: Dict[str, List[dict]] = {}
-    for batch in decode_units(units, options or DecodeOptions(defer_metadata_records=False)):
+    for batch in decode_units(units, options or DecodeOptions.from_settings(settings_from().ingest, defer_metadata_records=False)):
         for row in batch.to_pylist():
             rows.setdefault(row["table"], []).append(row[row["table"]])
     return rows

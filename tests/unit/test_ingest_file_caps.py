@@ -13,6 +13,7 @@ from pathlib import Path
 from collector import CollectOptions, collect
 from jobs.ingest.log_dir_rows import DecodeOptions
 from tests.reliability.conftest import ingest_rows
+from tests.settings_from import settings_from
 
 SEGMENT = "__cluster_metadata-0/00000000000000000026.log"  # 3496 bytes, the largest file of broker 101
 
@@ -39,8 +40,8 @@ def test_default_caps_read_every_metadata_file_of_a_pack(devsample_dir, tmp_path
 
 
 def test_a_member_over_ingests_cap_quarantines_the_pack_and_the_rest_is_still_read(devsample_dir, tmp_path):
-    capped = DecodeOptions(max_embedded_file_bytes=3000, max_metadata_file_bytes=3000,
-                           defer_metadata_records=False)
+    capped = DecodeOptions.from_settings(settings_from().ingest, max_embedded_file_bytes=3000,
+                                         max_metadata_file_bytes=3000, defer_metadata_records=False)
     rows = ingest_rows(_pack(devsample_dir, tmp_path), capped)
     (pack,) = [r for r in rows["bronze_ingest_files"] if r["file_kind"] == "packed_snapshot"]
     assert (pack["status"], pack["error_kind"]) == ("quarantined", "decompression_bomb")

@@ -151,3 +151,17 @@ def test_stages_take_typed_sections(where, params):
         fn = getattr(fn, part)
     signature = inspect.signature(fn).parameters
     assert {name: signature[name].annotation for name in params} == params
+
+
+def test_what_executors_decode_comes_from_the_ingest_settings_with_no_default_in_code():
+    """DecodeOptions carries ingest settings to the executors: each such field is required (its value lives in
+    conf/default.yaml) and from_settings copies every one of them."""
+    from jobs.ingest.log_dir_rows import DecodeOptions
+
+    ingest = section(None, IngestSettings)
+    shared = [f for f in dataclasses.fields(DecodeOptions) if f.name in {g.name for g in dataclasses.fields(ingest)}]
+    assert len(shared) == 7
+    assert all(f.default is dataclasses.MISSING for f in shared), [f.name for f in shared]
+    options = DecodeOptions.from_settings(ingest, metadata_chunk_bytes=1)
+    assert {f.name: getattr(options, f.name) for f in shared} == {
+        **{f.name: getattr(ingest, f.name) for f in shared}, "metadata_chunk_bytes": 1}
