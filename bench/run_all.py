@@ -56,7 +56,10 @@ HUGE_PAIRS = (f"400kx1M@{HUGE_COPIES}", f"4Mx1M@{HUGE_COPIES}")
 DEFAULT_METADATA = "100k,1M"
 
 # Targets (issue "Performance")
-TARGET_400K_SECONDS = 180.0
+TARGET_400K_SECONDS = 150.0  # issue #19 target 2: <= 150 s wall and <= 300 CPU s
+TARGET_400K_CPU_SECONDS = 300.0
+TARGET_400K_TEXT = (f"400k replica dirs + 1M metadata records end to end <= {TARGET_400K_SECONDS:.0f} s wall and "
+                    f"<= {TARGET_400K_CPU_SECONDS:.0f} CPU s")
 TARGET_4M_FACTOR = 10.0
 TARGET_BRONZE_1M_SECONDS = 5.8  # kafka-dump-log --cluster-metadata-decoder on the same file, 2 cores
 TARGET_PACKED_SPEEDUP = 10.0
@@ -516,11 +519,10 @@ def evaluate(runs: List[dict], ingest: Optional[dict], bronze: Optional[dict],
            and r["replica_dirs"] < 4_000_000 and r.get("metadata_log_copies") is None]
     if big:
         r = big[0]
-        targets.append(("400k replica dirs + 1M metadata records end to end <= 180 s",
-                        f"{r['wall_s']} s wall ({r['cpu_s']} CPU s, load {r['load_after']})",
-                        verdict(r["wall_s"] <= TARGET_400K_SECONDS)))
+        targets.append((TARGET_400K_TEXT, f"{r['wall_s']} s wall ({r['cpu_s']} CPU s, load {r['load_after']})",
+                        verdict(r["wall_s"] <= TARGET_400K_SECONDS and r["cpu_s"] <= TARGET_400K_CPU_SECONDS)))
     else:
-        targets.append(("400k replica dirs + 1M metadata records end to end <= 180 s", "not run", "n/a"))
+        targets.append((TARGET_400K_TEXT, "not run", "n/a"))
     huge = [r for r in good if r["replica_dirs"] >= 4_000_000]
     alike = [r for r in good if 400_000 <= r["replica_dirs"] < 4_000_000 and huge
              and r.get("metadata_log_copies") == huge[0].get("metadata_log_copies")
