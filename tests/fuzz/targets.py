@@ -162,12 +162,12 @@ def _ingest_pack(data: bytes) -> None:
     """The ingest executor's own path over a pack's entries (log_dir_rows): what a hostile pack reaches."""
     from jobs.ingest.log_dir_rows import DecodeOptions, decode_entries
     from jobs.ingest.tagged_rows import RowSink
-    from tests.settings_from import settings_from
+    from jobs.settings import Settings
 
     reader = pack_reader.read_pack(data, max_line_bytes=1 << 20, max_total_bytes=8 << 20)
     sink = RowSink(64)
-    _drain(decode_entries(iter(reader), sink, DecodeOptions.from_settings(settings_from().ingest, decompression_limit_bytes=FUZZ_DECOMPRESS_LIMIT),
-                          display=lambda log_dir: f"pack!{log_dir}"))
+    options = DecodeOptions.from_settings(Settings.shipped().ingest, decompression_limit_bytes=FUZZ_DECOMPRESS_LIMIT)
+    _drain(decode_entries(iter(reader), sink, options, display=lambda log_dir: f"pack!{log_dir}"))
     _drain(sink.drain())
 
 
