@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .suites import META_KEY, Rule, Suite
 
@@ -64,6 +64,12 @@ def result_row(rule: Rule, validation_result: Any, base: Dict[str, Any], sample_
     }
 
 
+def result_key(validation_result: Any) -> Tuple[str, Any]:
+    """The :attr:`Rule.result_key` of the rule a GX result came from (its type and the meta key the runner set)."""
+    config = validation_result.expectation_config
+    return config.type, dict(config.meta or {}).get(META_KEY)
+
+
 def passed_counts(expectation_type: str, per_row: bool, rows: int) -> Dict[str, Optional[int]]:
     """The counts GX's detailed result formats give an expectation that passed with no ``mostly`` on a table of
     ``rows`` > 0 rows, for a result decided with BOOLEAN_ONLY (which gives none): nothing unexpected, and an
@@ -100,13 +106,10 @@ def suite_rows(
     """Rows for one suite; each result is matched to its rule by the ``meta`` key the runner sets."""
     base = {"run_id": run_id, "capture_id": capture_id, "suite": suite.name, "table_name": suite.table,
             "evaluated_at": evaluated_at}
-    by_key = {}
-    for res in results:
-        meta = dict(res.expectation_config.meta or {})
-        by_key[(res.expectation_config.type, meta.get(META_KEY))] = res
+    by_key = {result_key(res): res for res in results}
     rows = []
     for rule in suite.rules:
-        res = by_key.get((rule.expectation_type, rule.column_key))
+        res = by_key.get(rule.result_key)
         if res is None:
             raise ValueError(f"suite {suite.name}: no result for {rule.expectation_type} on {rule.column_key!r}; "
                              f"results: {sorted(map(str, by_key))}")

@@ -23,7 +23,7 @@ from jobs.settings import QualitySettings
 from jobs.stage_log import get_logger
 from jobs.tables.registry import spec
 
-from .flatten import passed_counts, suite_rows
+from .flatten import passed_counts, result_key, suite_rows
 from .gx_context import offline_context
 from .offline_docs import make_offline
 from .suites import KNOWN_CHECK_IDS, META_KEY, Suite, build_suite
@@ -39,13 +39,17 @@ class DqRun:
     removed_urls: List[str] = field(default_factory=list)
 
 
-def _expectation(rule):
+def _expectation_class(rule):
     import great_expectations.expectations as gxe
 
     cls = getattr(gxe, rule.expectation, None)
     if cls is None:
         raise ValueError(f"no Great Expectations expectation named {rule.expectation!r}")
-    return cls(**dict(rule.kwargs), meta={META_KEY: rule.column_key})
+    return cls
+
+
+def _expectation(rule):
+    return _expectation_class(rule)(**dict(rule.kwargs), meta={META_KEY: rule.column_key})
 
 
 def _counted_per_row(rule) -> bool:
@@ -56,7 +60,7 @@ def _counted_per_row(rule) -> bool:
         MulticolumnMapExpectation,
     )
 
-    return issubclass(type(_expectation(rule)), (ColumnMapExpectation, ColumnPairMapExpectation,
+    return issubclass(_expectation_class(rule), (ColumnMapExpectation, ColumnPairMapExpectation,
                                                  MulticolumnMapExpectation))
 
 
@@ -75,10 +79,6 @@ def _validate(context, batch_definition, name: str, rules, df, run_identifier, r
     return list(checkpoint.run(batch_parameters={"dataframe": df}, run_id=run_identifier).run_results.items())
 
 
-def _result_key(result) -> tuple:
-    return result.expectation_config.type, dict(result.expectation_config.meta or {}).get(META_KEY)
-
-
 def _run_suite(context, datasource, suite: Suite, df, run_identifier, result_format: dict, failed_only: bool):
     """Validate ``df`` with ``suite``. ``failed_only`` (``quality.details: failed``): every expectation is first
     decided with BOOLEAN_ONLY (no query for unexpected values: most of the stage's Spark jobs), and only the
@@ -91,20 +91,20 @@ def _run_suite(context, datasource, suite: Suite, df, run_identifier, result_for
     runs = _validate(context, batch_definition, suite.name, suite.rules, df, run_identifier, first_format)
     bare = set()
     if failed_only:
-        failed = {_result_key(r) for _, run in runs for r in run.results if not r.success}
-        failed |= {(rule.expectation_type, rule.column_key) for rule in suite.rules if "mostly" in rule.kwargs}
-        bare = {_result_key(r) for _, run in runs for r in run.results} - failed
+        failed = {result_key(r) for _, run in runs for r in run.results if not r.success}
+        failed |= {rule.result_key for rule in suite.rules if "mostly" in rule.kwargs}
+        bare = {result_key(r) for _, run in runs for r in run.results} - failed
         if failed:
-            rules = [rule for rule in suite.rules if (rule.expectation_type, rule.column_key) in failed]
+            rules = [rule for rule in suite.rules if rule.result_key in failed]
             name = f"{suite.name}.failed"
             detail_runs = _validate(context, batch_definition, name, rules, df, run_identifier, result_format)
-            detailed = {_result_key(r): r for _, run in detail_runs for r in run.results}
+            detailed = {result_key(r): r for _, run in detail_runs for r in run.results}
             # merged into the first validation below: no second suite or validation in the Data Docs
             for key, _ in detail_runs:
                 context.validation_results_store.remove_key(key)
             context.suites.delete(name=name)
             for _, run in runs:
-                run.results = [detailed.get(_result_key(r), r) for r in run.results]
+                run.results = [detailed.get(result_key(r), r) for r in run.results]
     for key, result in runs:
         # a DataFrame batch carries no asset name, so Data Docs would say "Data asset: None": name the table
         spec_meta = dict(result.meta.get("batch_spec") or {})
@@ -199,11 +199,11 @@ def run_quality(
         results, bare = (_run_suite(context, datasource, suite, tables[table], run_identifier, result_format,
                                     failed_only and row_counts[table] > 0) if suite.rules else ([], set()))
         table_rows = suite_rows(suite, results, run_id, capture_id, evaluated_at, sample_limit)
-        kinds = {(rule.expectation_type, rule.column_key): _counted_per_row(rule) for rule in suite.rules}
+        per_row = {rule.result_key: _counted_per_row(rule) for rule in suite.rules if rule.result_key in bare}
         for row in table_rows:
             key = (row["expectation"], row["column_name"])
             if key in bare:
-                row.update(passed_counts(row["expectation"], kinds[key], row_counts[table]))
+                row.update(passed_counts(row["expectation"], per_row[key], row_counts[table]))
         failed = sum(1 for r in table_rows if r["success"] is False)
         log.info("stage=quality suite=%s expectations=%d failed=%d skipped=%d", suite.name, len(table_rows),
                  failed, len(suite.skipped))

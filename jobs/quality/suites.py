@@ -55,6 +55,11 @@ class Rule:
         """GX's snake_case type name (``ExpectColumnValuesToNotBeNull`` -> ``expect_column_values_to_not_be_null``)."""
         return re.sub(r"(?<!^)(?=[A-Z])", "_", self.expectation).lower()
 
+    @property
+    def result_key(self) -> Tuple[str, str]:
+        """What ties a GX result to this rule (:func:`jobs.quality.flatten.result_key` of the result)."""
+        return self.expectation_type, self.column_key
+
 
 @dataclass(frozen=True)
 class Suite:
@@ -66,7 +71,7 @@ class Suite:
     def __post_init__(self) -> None:
         seen = set()
         for rule in (*self.rules, *(r for r, _ in self.skipped)):
-            ident = (rule.expectation_type, rule.column_key)
+            ident = rule.result_key
             if ident in seen:
                 raise ValueError(f"suite {self.name}: two rules share the result key {ident}; give one a key=")
             seen.add(ident)
