@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+
+from . import sql_functions as F
 
 COLUMNS = (
     ("check_id", "string"), ("broker_id", "int"), ("log_dir", "string"), ("log_dir_path", "string"),

@@ -6,8 +6,8 @@ checks_replicas, where precedence keeps one finding per dir.)
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
 
+from . import sql_functions as F
 from . import zk_view
 from .check_rows import details, evidence, rows
 from .context import CheckContext

@@ -11,8 +11,8 @@ incarnation (the topic id the controller knows under that name): other dirs are 
 from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
 
+from . import sql_functions as F
 from .check_rows import details, evidence, rows
 from .context import CheckContext
 from .frames import basename

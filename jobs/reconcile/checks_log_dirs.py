@@ -15,9 +15,9 @@ A controller's metadata dir (state controller_metadata) is never a finding.
 from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
 from . import checks_meta_properties
+from . import sql_functions as F
 from .check_rows import details, evidence, rows
 from .context import CheckContext
 from .frames import basename

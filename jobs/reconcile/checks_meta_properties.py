@@ -27,8 +27,8 @@ name other clusters is NODE_CLUSTER_ID_MISMATCH, not also NODE_ID_MISMATCH.
 from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
 
+from . import sql_functions as F
 from .check_rows import details, evidence, rows
 from .context import CheckContext
 from .frames import basename

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
 
+from . import sql_functions as F
 from .check_rows import details, evidence, rows
 from .context import CheckContext
 from .frames import basename

@@ -9,8 +9,8 @@ by an equi-join on the block-sized buckets each interval touches (no nested-loop
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
 
+from . import sql_functions as F
 from .check_rows import details, evidence, rows
 from .context import CheckContext
 from .frames import iso

@@ -15,10 +15,10 @@ else the snapshot's time bound; in ZooKeeper mode the topic znode's mtime (the c
 from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
 
 from jobs.reconcile import zk_view
 
+from . import sql_functions as F
 from .check_rows import details, evidence, rows
 from .context import CheckContext
 from .frames import int_list_text

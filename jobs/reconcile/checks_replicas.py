@@ -7,8 +7,8 @@ no topic id -> stray; id not in the image -> stray; broker not in replicas -> st
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
 
+from . import sql_functions as F
 from .check_rows import details, evidence, replica_dir_values, replica_key, rows
 from .context import CheckContext
 from .frames import basename, human_ms, iso, real_directory

@@ -15,8 +15,8 @@ replica dirs, so on a live broker a checkpoint is never newer than the segments 
 from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
+from . import sql_functions as F
 from .check_rows import details, evidence, replica_dir_values, rows
 from .context import CheckContext
 

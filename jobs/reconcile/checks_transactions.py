@@ -10,8 +10,8 @@ read every segment from the one holding the snapshot's offset on; a replica whos
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
 
+from . import sql_functions as F
 from .check_rows import details, evidence, rows
 from .context import CheckContext
 from .frames import human_ms, iso

@@ -6,8 +6,8 @@ from datetime import datetime
 from typing import Dict, Optional
 
 from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
 
+from . import sql_functions as F
 from .catalogue import Catalogue, Thresholds
 from .silver_build import ControllerView
 

@@ -11,10 +11,10 @@ from datetime import datetime
 from typing import Iterable, Optional
 
 from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
 
 from jobs.tables.gold import FINDINGS
 
+from . import sql_functions as F
 from .catalogue import REPLICA_PRECEDENCE, Catalogue
 from .frames import conform, human_bytes, iso, sql_text
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from jobs.tables.spec import TableSpec
+
+from . import sql_functions as F
 
 # Reserved directory ids (server-common DirectoryId.java): UNASSIGNED, LOST, MIGRATING are not real dirs.
 RESERVED_DIRECTORY_IDS = ("AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg")

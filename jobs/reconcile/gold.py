@@ -22,10 +22,10 @@ from datetime import datetime, timezone
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from jobs.tables.gold import RUN_SUMMARY
 
+from . import sql_functions as F
 from .frames import sql_text
 
 UPDATED_ON_MATCH = ("check_id", "severity", "cluster_id", "broker_id", "broker_state", "log_dir", "dir_name",

@@ -6,8 +6,8 @@ offsets); a PartitionRecord restarts a partition; a RemoveTopicRecord ends a top
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
 
+from . import sql_functions as F
 from .metadata_log import MetadataLog
 
 T = "record_type"

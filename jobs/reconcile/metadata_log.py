@@ -14,10 +14,10 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from pyspark.sql import DataFrame, SparkSession, Window
-from pyspark.sql import functions as F
 
 from jobs.ingest.metadata_copies import Authoritative, copy_files_overlap
 
+from . import sql_functions as F
 from .frames import materialize
 
 SNAPSHOT_POS_BASE = -(1 << 40)  # snapshot records sort before every log offset

@@ -15,7 +15,6 @@ from datetime import datetime, timezone
 from typing import Dict, Mapping, Optional
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from jobs.tables import bronze as bronze_tables
 from jobs.tables import silver as silver_tables
@@ -32,6 +31,7 @@ from . import (
     checks_restart_hazards,
     checks_transactions,
 )
+from . import sql_functions as F
 from .catalogue import Catalogue
 from .context import CheckContext
 from .findings import assemble

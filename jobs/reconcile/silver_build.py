@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from pyspark.sql import DataFrame, SparkSession, Window
-from pyspark.sql import functions as F
 
 from . import kraft_view, zk_view
+from . import sql_functions as F
 from .catalogue import Thresholds
 from .frames import assigned_element, basename, int_list_text, materialize, real_directory
 from .metadata_log import MetadataLog, build_metadata_log

@@ -7,7 +7,8 @@ Paths are Kafka's (kafka-formats.md §7): /brokers/topics/<t>, /brokers/topics/<
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+
+from . import sql_functions as F
 
 TOPIC_PATH = r"^/brokers/topics/([^/]+)$"
 STATE_PATH = r"^/brokers/topics/([^/]+)/partitions/([0-9]+)/state$"

@@ -68,3 +68,12 @@ def test_expected_findings_matching_is_a_bijection():
     result = compare(expected[:1], actual)
     assert not result.ok and len(result.unexpected) == 1
     assert result.per_check()["STALE_TOPIC_ID"] == {"precision": 0.5, "recall": 1.0}
+
+
+def test_reconcile_modules_build_columns_as_sql_text():
+    """Every reconcile module takes its functions from jobs.reconcile.sql_functions, whose Columns cost one JVM
+    call when a DataFrame reads them instead of about four per function (docs/benchmarks.md, session 13); a
+    check that imports PySpark's functions directly would quietly bring the per-call cost back."""
+    direct = [p.name for p in sorted((ROOT / "jobs" / "reconcile").glob("*.py"))
+              if p.name != "sql_functions.py" and "from pyspark.sql import functions" in p.read_text()]
+    assert direct == []

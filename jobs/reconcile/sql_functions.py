@@ -1,0 +1,356 @@
+"""``pyspark.sql.functions`` for the reconcile plans, with expressions kept as SQL text until a DataFrame needs them.
+
+Why: building a Column costs the driver about four JVM round trips per function call (PySpark looks the
+function up by reflection, calls it, and later releases the object), and a small capture's reconcile builds
+tens of thousands of them: more of its time than running the queries. Here ``col``, ``lit``, ``when``,
+``concat`` ... return a :class:`SqlColumn`, which holds its expression as Spark SQL text and is parsed once, in
+one JVM call, when a DataFrame method reads it. Spark resolves the parsed text exactly as the Column it
+replaces (the same unresolved functions and attributes); ``tests/spark/test_sql_functions.py`` compares both on
+every construct used here.
+
+Anything not written as SQL here (lambdas, windows, sort orders, options, unusual literals, a real Column mixed
+in) falls back to PySpark's own function or method with the same arguments, so a missing case costs speed,
+never correctness. Use it as ``from jobs.reconcile import sql_functions as F``.
+"""
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime
+from typing import Any, Callable, Optional
+
+from pyspark.sql import functions as _F
+from pyspark.sql.classic.column import Column as _ClassicColumn
+from pyspark.sql.column import Column
+from pyspark.sql.types import DataType, TimestampType
+
+_SIMPLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class _Fallback(Exception):
+    """An argument that SQL text cannot carry: use PySpark's own Column API instead."""
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _text(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _literal(value: Any) -> str:
+    """SQL for a Python literal, typed as ``F.lit`` types it (bool, int/bigint, double, string, null)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and -(1 << 63) <= value < (1 << 63):
+        return f"({value})" if value < 0 else str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return f"({value!r}D)" if value < 0 else f"{value!r}D"
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, datetime):  # as F.lit: a TIMESTAMP at the instant PySpark would send
+        return f"timestamp_micros({TimestampType().toInternal(value)})"
+    raise _Fallback(type(value).__name__)
+
+
+def _column_sql(value: Any) -> str:
+    """SQL for a column-or-name argument (a string is a column name, as in PySpark's functions)."""
+    if isinstance(value, SqlColumn):
+        return value._inner
+    if isinstance(value, str):
+        return col(value)._inner if _simple(value) else _raise(value)
+    raise _Fallback(type(value).__name__)
+
+
+def _value_sql(value: Any) -> str:
+    """SQL for a Column-or-literal argument (a string is a literal, as in ``when``, ``isin`` and operators)."""
+    if isinstance(value, SqlColumn):
+        return value._inner
+    if isinstance(value, Column):
+        raise _Fallback("Column")
+    return _literal(value)
+
+
+def _simple(name: str) -> bool:
+    return all(_SIMPLE_NAME.match(part) for part in name.split("."))
+
+
+def _raise(what: Any) -> str:
+    raise _Fallback(str(what))
+
+
+_expr_function: list = [None, None]  # (the JVM view it came from, functions.expr)
+
+
+def _parse(text: str) -> Any:
+    """One JVM call: ``functions.expr(text)``, with the reflective look-up of ``expr`` done once per gateway."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return _F.expr(text)._jc
+    if _expr_function[0] is not sc._jvm:
+        _expr_function[:] = [sc._jvm, getattr(sc._jvm, "org.apache.spark.sql.functions").expr]
+    return _expr_function[1](text)
+
+
+class SqlColumn(_ClassicColumn):
+    """A Column held as SQL text; ``_jc`` (what DataFrame methods read) parses it on first use."""
+
+    def __init__(self, inner: str, name: Optional[str] = None, column_name: Optional[str] = None) -> None:
+        self._inner = inner              # the expression, parenthesised where it is compound
+        self._name = name                # an alias, rendered only where Spark takes one
+        self._column_name = column_name  # set for a bare column reference (a struct field's default name)
+        self._java = None
+
+    @property
+    def _jc(self):  # type: ignore[override]
+        if self._java is None:
+            self._java = _parse(self.sql)
+        return self._java
+
+    @property
+    def sql(self) -> str:
+        """The expression as Spark SQL, with its alias."""
+        return f"{self._inner} AS {_quote(self._name)}" if self._name is not None else self._inner
+
+    def __repr__(self) -> str:
+        return f"SqlColumn<{self.sql}>"
+
+    # --- names and types -------------------------------------------------------------------------------
+    def alias(self, *alias: str, **kwargs: Any) -> Column:
+        if len(alias) == 1 and not kwargs and isinstance(alias[0], str):
+            return SqlColumn(self._inner, name=alias[0])
+        return _ClassicColumn.alias(self, *alias, **kwargs)
+
+    name = alias
+
+    def cast(self, dataType: Any) -> Column:
+        if isinstance(dataType, DataType):
+            dataType = dataType.simpleString()
+        if isinstance(dataType, str) and re.fullmatch(r"[A-Za-z0-9_<>,: ]+", dataType):
+            return SqlColumn(f"CAST({self._inner} AS {dataType})")
+        return _ClassicColumn.cast(self, dataType)
+
+    astype = cast
+
+    # --- predicates ------------------------------------------------------------------------------------
+    def isNull(self) -> Column:
+        return SqlColumn(f"({self._inner} IS NULL)")
+
+    def isNotNull(self) -> Column:
+        return SqlColumn(f"({self._inner} IS NOT NULL)")
+
+    def isin(self, *cols: Any) -> Column:
+        values = list(cols[0]) if len(cols) == 1 and isinstance(cols[0], (list, tuple, set)) else list(cols)
+        try:
+            if not values:
+                raise _Fallback("empty IN")
+            return SqlColumn(f"({self._inner} IN ({', '.join(_value_sql(v) for v in values)}))")
+        except _Fallback:
+            return _ClassicColumn.isin(self, *cols)
+
+    def rlike(self, other: str) -> Column:
+        if isinstance(other, str):
+            return SqlColumn(f"({self._inner} RLIKE {_text(other)})")
+        return _ClassicColumn.rlike(self, other)
+
+    def eqNullSafe(self, other: Any) -> Column:
+        return self._binary("<=>", other, "eqNullSafe")
+
+    def startswith(self, other: Any) -> Column:
+        return self._call("startswith", other, "startswith")
+
+    def endswith(self, other: Any) -> Column:
+        return self._call("endswith", other, "endswith")
+
+    def contains(self, other: Any) -> Column:
+        return self._call("contains", other, "contains")
+
+    def getItem(self, key: Any) -> Column:
+        try:
+            return SqlColumn(f"{self._inner}[{_literal(key)}]")
+        except _Fallback:
+            return _ClassicColumn.getItem(self, key)
+
+    # --- CASE WHEN -------------------------------------------------------------------------------------
+    def when(self, condition: Column, value: Any) -> Column:
+        if isinstance(self, _Case) and not self._closed:
+            return self._add(condition, value)
+        return _ClassicColumn.when(self, condition, value)
+
+    def otherwise(self, value: Any) -> Column:
+        if isinstance(self, _Case) and not self._closed:
+            return self._add(None, value)
+        return _ClassicColumn.otherwise(self, value)
+
+    # --- helpers for operators -------------------------------------------------------------------------
+    def _binary(self, op: str, other: Any, method: str, reverse: bool = False) -> Column:
+        try:
+            right = _value_sql(other)
+        except _Fallback:
+            return getattr(_ClassicColumn, method)(self, other)
+        left, right = (right, self._inner) if reverse else (self._inner, right)
+        return SqlColumn(f"({left} {op} {right})")
+
+    def _call(self, fn: str, other: Any, method: str) -> Column:
+        try:
+            return SqlColumn(f"{fn}({self._inner}, {_value_sql(other)})")
+        except _Fallback:
+            return getattr(_ClassicColumn, method)(self, other)
+
+    def __invert__(self) -> Column:
+        return SqlColumn(f"(NOT {self._inner})")
+
+    def __neg__(self) -> Column:
+        return SqlColumn(f"(- {self._inner})")
+
+
+def _operator(op: str, method: str, reverse: bool = False) -> Callable:
+    def apply(self: SqlColumn, other: Any) -> Column:
+        return self._binary(op, other, method, reverse)
+    apply.__name__ = method
+    return apply
+
+
+for _op, _methods in {"=": ("__eq__",), "!=": ("__ne__",), "<": ("__lt__",), "<=": ("__le__",),
+                      ">": ("__gt__",), ">=": ("__ge__",), "AND": ("__and__", "__rand__"),
+                      "OR": ("__or__", "__ror__"), "+": ("__add__", "__radd__"), "-": ("__sub__", "__rsub__"),
+                      "*": ("__mul__", "__rmul__"), "/": ("__truediv__", "__rtruediv__"),
+                      "%": ("__mod__", "__rmod__")}.items():
+    setattr(SqlColumn, _methods[0], _operator(_op, _methods[0]))
+    if len(_methods) > 1:
+        setattr(SqlColumn, _methods[1], _operator(_op, _methods[1], reverse=True))
+SqlColumn.__hash__ = None  # type: ignore[assignment]  # like Column: == builds an expression
+
+
+class _Case(SqlColumn):
+    """``when(...).when(...).otherwise(...)`` as one SQL CASE. It keeps its arguments: Spark only chains
+    ``when`` on a Column built by ``when``, so a branch that needs a real Column rebuilds the chain with PySpark."""
+
+    def __init__(self, branches: tuple, closed: bool) -> None:
+        self._branches, self._closed = branches, closed   # ((condition or None for ELSE, value), ...)
+        parts = " ".join(f"WHEN {_sql_of_condition(c)} THEN {_value_sql(v)}" if c is not None
+                         else f"ELSE {_value_sql(v)}" for c, v in branches)
+        super().__init__(f"(CASE {parts} END)")
+
+    def _add(self, condition: Optional[Column], value: Any) -> Column:
+        branches = self._branches + ((condition, value),)
+        try:
+            return _Case(branches, condition is None)
+        except _Fallback:
+            return _real_case(branches)
+
+
+def _sql_of_condition(condition: Any) -> str:
+    if isinstance(condition, SqlColumn):
+        return condition._inner
+    raise _Fallback("condition")
+
+
+def _real_case(branches: tuple) -> Column:
+    """The same CASE built with PySpark's Columns (a branch had no SQL form)."""
+    (condition, value), rest = branches[0], branches[1:]
+    out = _F.when(condition, value)
+    for condition, value in rest:
+        out = out.when(condition, value) if condition is not None else out.otherwise(value)
+    return out
+
+
+# --- functions ---------------------------------------------------------------------------------------------
+
+def col(name: str) -> Column:
+    if isinstance(name, str) and _simple(name):
+        return SqlColumn(".".join(_quote(p) for p in name.split(".")), column_name=name)
+    return _F.col(name)
+
+
+column = col
+
+
+def lit(value: Any) -> Column:
+    if isinstance(value, Column):
+        return value
+    try:
+        return SqlColumn(_literal(value))
+    except _Fallback:
+        return _F.lit(value)
+
+
+def when(condition: Column, value: Any) -> Column:
+    try:
+        return _Case(((condition, value),), False)
+    except _Fallback:
+        return _F.when(condition, value)
+
+
+def _sql_function(name: str, sql_name: Optional[str] = None, kinds: str = "c*") -> Callable:
+    """A function rendered as ``sql_name(args)``. ``kinds``: one letter per argument, ``c`` column-or-name,
+    ``v`` Column-or-literal, a trailing ``*`` repeating the last letter; keyword arguments fall back."""
+    real = getattr(_F, name)
+    sql_name = sql_name or name
+
+    def apply(*args: Any, **kwargs: Any) -> Column:
+        if kwargs:
+            return real(*args, **kwargs)
+        values = list(args[0]) if (kinds == "c*" and len(args) == 1 and isinstance(args[0], (list, tuple))) \
+            else list(args)
+        try:
+            rendered = []
+            for i, value in enumerate(values):
+                if kinds.endswith("*") and i >= len(kinds) - 2:
+                    kind = kinds[-2]
+                elif i < len(kinds.rstrip("*")):
+                    kind = kinds[i]
+                else:
+                    raise _Fallback("too many arguments")
+                rendered.append(_column_sql(value) if kind == "c" else _value_sql(value))
+            return SqlColumn(f"{sql_name}({', '.join(rendered)})")
+        except _Fallback:
+            return real(*args)
+    apply.__name__ = name
+    return apply
+
+
+# column arguments only (a string is a column name)
+for _name in ("coalesce", "greatest", "least", "concat", "array", "size", "max", "min", "sum", "count",
+              "collect_list", "collect_set", "max_by", "min_by", "unix_millis", "lower", "upper", "length",
+              "hex", "flatten", "array_distinct", "array_except", "array_union", "array_intersect",
+              "try_element_at", "sequence", "array_sort", "explode", "explode_outer", "unbase64", "base64", "abs",
+              "row_number", "isnull", "isnotnull", "trim", "to_json"):
+    globals()[_name] = _sql_function(_name)
+create_map = _sql_function("create_map", "map")
+# a column, then literal-or-Column arguments
+for _name, _kinds in {"array_join": "cvv", "regexp_extract": "cvv", "regexp_replace": "cvv",
+                      "get_json_object": "cv", "date_format": "cv", "substring": "cvv", "substring_index": "cvv",
+                      "split": "cvv", "slice": "cvv", "sort_array": "cv", "array_contains": "cv",
+                      "element_at": "cv", "array_position": "cv", "format_number": "cv", "translate": "cvv",
+                      "instr": "cv", "conv": "cvv", "sha2": "cv", "lag": "cvv", "lead": "cvv", "floor": "c",
+                      "ceil": "c", "first": "cv", "last": "cv", "round": "cv"}.items():
+    globals()[_name] = _sql_function(_name, kinds=_kinds)
+# a literal, then columns
+concat_ws = _sql_function("concat_ws", kinds="vc*")
+format_string = _sql_function("format_string", kinds="vc*")
+
+
+def struct(*cols: Any) -> Column:
+    """``named_struct``: every field needs a name (an alias or a plain column), as PySpark would give it."""
+    values = list(cols[0]) if len(cols) == 1 and isinstance(cols[0], (list, tuple)) else list(cols)
+    fields = []
+    for value in values:
+        if isinstance(value, str) and _SIMPLE_NAME.match(value):
+            fields += [_text(value), _quote(value)]
+        elif isinstance(value, SqlColumn) and (value._name is not None or (
+                value._column_name is not None and _SIMPLE_NAME.match(value._column_name))):
+            fields += [_text(value._name if value._name is not None else value._column_name), value._inner]
+        else:
+            return _F.struct(*cols)
+    return SqlColumn(f"named_struct({', '.join(fields)})") if fields else _F.struct(*cols)
+
+
+def __getattr__(name: str) -> Any:
+    """Everything else is PySpark's own (windows, lambdas, ``broadcast``, ``from_json`` ...)."""
+    return getattr(_F, name)
