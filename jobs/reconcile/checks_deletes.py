@@ -11,7 +11,7 @@ from . import sql_functions as F
 from . import zk_view
 from .check_rows import details, evidence, rows
 from .context import CheckContext
-from .frames import iso
+from .frames import iso, union_all
 
 
 def delete_without_create(ctx: CheckContext) -> DataFrame:
@@ -128,10 +128,7 @@ def topic_id_changed(ctx: CheckContext) -> DataFrame:
             "evidence": evidence(topic_record_offset=F.col("offset"), previous_topic_id=F.col("_prev_id"),
                                  previous_removed_at=F.col("_prev_removed")),
         }))
-    out = parts[0]
-    for p in parts[1:]:
-        out = out.unionByName(p)
-    return out
+    return union_all(parts)
 
 
 def all_checks(ctx: CheckContext):

@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, Window
 from . import sql_functions as F
 from .check_rows import details, evidence, rows
 from .context import CheckContext
-from .frames import iso
+from .frames import iso, union_all
 
 ZK_SOURCES = ("zk_znode", "zk_log")
 
@@ -113,10 +113,7 @@ def allocation_checks(ctx: CheckContext) -> DataFrame:
                                  overlapping_owners=F.col("_owners"), regressed=F.col("_regressed"),
                                  previous_next_producer_id=F.col("_prev_next")),
         }))
-    out = parts[0]
-    for p in parts[1:]:
-        out = out.unionByName(p)
-    return out
+    return union_all(parts)
 
 
 def outside_blocks(ctx: CheckContext) -> DataFrame:

@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, Window
 from . import sql_functions as F
 from .check_rows import details, evidence, replica_dir_values, replica_key, rows
 from .context import CheckContext
-from .frames import basename, human_ms, iso, real_directory
+from .frames import basename, human_ms, iso, real_directory, union_all
 
 
 def _dir_evidence(**more):
@@ -76,14 +76,7 @@ def per_dir_checks(ctx: CheckContext) -> DataFrame:
         "details": details(id_state=_id_state_text()),
         "evidence": _dir_evidence(),
     })))
-    return _union(parts)
-
-
-def _union(parts):
-    out = parts[0]
-    for p in parts[1:]:
-        out = out.unionByName(p)
-    return out
+    return union_all(parts)
 
 
 def _removal_time(ctx: CheckContext, r: DataFrame) -> DataFrame:
@@ -141,7 +134,7 @@ def delete_dir_checks(ctx: CheckContext) -> DataFrame:
                                   broker_registration_time=iso(F.col("registration_time")),
                                   timer_start=iso(F.col("timer_start")), age_ms=age, limit_ms=F.lit(limit)),
     })))
-    return _union(parts)
+    return union_all(parts)
 
 
 def delete_incomplete(ctx: CheckContext) -> DataFrame:
@@ -263,7 +256,7 @@ def duplicates_and_wrong_dirs(ctx: CheckContext) -> DataFrame:
         "evidence": _dir_evidence(assigned_directory_id=F.col("assigned_directory_id"),
                                   assigned_log_dir=F.col("_assigned_dir_name")),
     })))
-    return _union(out)
+    return union_all(out)
 
 
 def stuck_future_moves(ctx: CheckContext) -> DataFrame:

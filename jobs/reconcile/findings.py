@@ -16,7 +16,7 @@ from jobs.tables.gold import FINDINGS
 
 from . import sql_functions as F
 from .catalogue import REPLICA_PRECEDENCE, Catalogue
-from .frames import conform, human_bytes, iso, sql_text
+from .frames import conform, human_bytes, iso, sql_text, union_all
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)?)\}")
 KEY_COLUMNS = ("cluster_id", "broker_id", "log_dir", "dir_name", "topic_id", "topic_name", "partition", "key_extra")
@@ -81,11 +81,7 @@ def finding_id(cols: Iterable[str] = KEY_COLUMNS) -> Column:
 def assemble(parts: Iterable[DataFrame], catalogue: Catalogue, brokers: DataFrame, cluster_id: Optional[str],
              capture_id: str, run_id: str, capture_time: datetime) -> DataFrame:
     """The gold_findings rows of one run (status open, first_seen = last_seen = this capture)."""
-    parts = list(parts)
-    union = parts[0]
-    for p in parts[1:]:
-        union = union.unionByName(p)
-    kept = apply_precedence(union).withColumn("cluster_id", F.lit(cluster_id).cast("string"))
+    kept = apply_precedence(union_all(list(parts))).withColumn("cluster_id", F.lit(cluster_id).cast("string"))
     states = brokers.select(F.col("broker_id").alias("_b"), F.col("state").alias("broker_state"),
                             F.col("captured").alias("_captured"))
     kept = kept.join(states, F.col("broker_id") == F.col("_b"), "left").drop("_b")

@@ -1,7 +1,7 @@
 """Small DataFrame helpers shared by the reconcile modules: conforming to table specs, names, times, JSON."""
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
@@ -11,6 +11,17 @@ from . import sql_functions as F
 
 # Reserved directory ids (server-common DirectoryId.java): UNASSIGNED, LOST, MIGRATING are not real dirs.
 RESERVED_DIRECTORY_IDS = ("AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg")
+
+
+def union_all(parts: Sequence[DataFrame]) -> DataFrame:
+    """``unionByName`` of every part, paired off as a balanced tree. Each ``unionByName`` re-analyses the union
+    built so far, so a chain of n parts costs ~n^2 analysis and a tree ~n log n; Spark flattens both into the
+    same n-ary union, parts in the same order."""
+    parts = list(parts)
+    while len(parts) > 1:
+        parts = [parts[i].unionByName(parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
 
 
 def empty(spark: SparkSession, spec: TableSpec) -> DataFrame:
