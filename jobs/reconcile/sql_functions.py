@@ -317,10 +317,9 @@ def _sql_function(name: str, sql_name: Optional[str] = None, kinds: str = "c*") 
 
 # column arguments only (a string is a column name)
 for _name in ("coalesce", "greatest", "least", "concat", "array", "size", "max", "min", "sum", "count",
-              "collect_list", "collect_set", "max_by", "min_by", "unix_millis", "lower", "upper", "length",
-              "hex", "flatten", "array_distinct", "array_except", "array_union", "array_intersect",
-              "try_element_at", "sequence", "array_sort", "explode", "explode_outer", "unbase64", "base64", "abs",
-              "row_number", "isnull", "isnotnull", "trim", "to_json"):
+              "collect_list", "collect_set", "max_by", "min_by", "unix_millis", "lower", "length", "hex", "flatten",
+              "array_distinct", "array_except", "try_element_at", "sequence", "array_sort", "explode",
+              "explode_outer", "unbase64", "row_number", "to_json"):
     globals()[_name] = _sql_function(_name)
 create_map = _sql_function("create_map", "map")
 # a column, then literal-or-Column arguments
@@ -329,7 +328,7 @@ for _name, _kinds in {"array_join": "cvv", "regexp_extract": "cvv", "regexp_repl
                       "split": "cvv", "slice": "cvv", "sort_array": "cv", "array_contains": "cv",
                       "element_at": "cv", "array_position": "cv", "format_number": "cv", "translate": "cvv",
                       "instr": "cv", "conv": "cvv", "sha2": "cv", "lag": "cvv", "lead": "cvv", "floor": "c",
-                      "ceil": "c", "first": "cv", "last": "cv", "round": "cv"}.items():
+                      "first": "cv", "last": "cv"}.items():
     globals()[_name] = _sql_function(_name, kinds=_kinds)
 # a literal, then columns
 concat_ws = _sql_function("concat_ws", kinds="vc*")

@@ -96,12 +96,12 @@ def test_most_expressions_stay_sql_text():
     assert real_columns == ["isin empty", "struct unnamed", "transform", "when mixed"]
 
 
-def test_aggregates_and_windows_give_what_pyspark_gives(frame):
+def test_aggregates_windows_and_generators_give_what_pyspark_gives(frame):
     def agg(F):
         return frame.groupBy((F.col("id") > 1).alias("g")).agg(
             F.max("n").alias("max"), F.min(F.col("d")).alias("min"), F.sum("id").alias("sum"),
             F.count(F.lit(1)).alias("n"), F.count("*").alias("star"), F.max_by("s", "id").alias("max_by"),
-            F.min_by(F.col("t"), F.col("id")).alias("min_by"), F.first("t", True).alias("first"),
+            F.min_by(F.col("t"), F.col("id")).alias("min_by"), F.first("t", True).alias("first"), F.last("s").alias("last"),
             F.sort_array(F.collect_list("id")).alias("list"), F.size(F.collect_set("b")).alias("set"),
         ).orderBy("g")
 
@@ -110,7 +110,11 @@ def test_aggregates_and_windows_give_what_pyspark_gives(frame):
         return frame.select("id", F.row_number().over(w).alias("rn"), F.lag("s", 1).over(w).alias("lag"),
                             F.lead(F.col("id"), 1).over(w).alias("lead")).orderBy("id")
 
-    for build in (agg, win):
+    def generate(F):
+        return frame.select("id", F.explode(F.col("arr")).alias("e")).unionByName(
+            frame.select("id", F.explode_outer("arr").alias("e"))).orderBy("id", "e")
+
+    for build in (agg, win, generate):
         expected, got = build(R), build(S)
         assert expected.schema == got.schema
         assert expected.collect() == got.collect()
