@@ -16,7 +16,8 @@ from jobs.tables.gold import FINDINGS
 
 from . import sql_functions as F
 from .catalogue import REPLICA_PRECEDENCE, Catalogue
-from .frames import conform, human_bytes, iso, sql_text, union_all
+from .frames import conform, human_bytes, iso, union_all
+from .sql_functions import sql_text
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+(?:\.[a-z_]+)?)\}")
 KEY_COLUMNS = ("cluster_id", "broker_id", "log_dir", "dir_name", "topic_id", "topic_name", "partition", "key_extra")

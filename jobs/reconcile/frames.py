@@ -47,11 +47,6 @@ def conform_all(spark: SparkSession, frames: Mapping[str, DataFrame], specs: Ite
     return out
 
 
-def sql_text(value: str) -> str:
-    """A Spark SQL string literal (backslashes and quotes escaped), for expressions built as SQL text."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def basename(path: Column) -> Column:
     """Last component of a path or URI, ignoring trailing slashes."""
     return F.regexp_extract(path, r"([^/\\]+)[/\\]*$", 1)

@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame
 from jobs.tables.gold import RUN_SUMMARY
 
 from . import sql_functions as F
-from .frames import sql_text
+from .sql_functions import sql_text
 
 UPDATED_ON_MATCH = ("check_id", "severity", "cluster_id", "broker_id", "broker_state", "log_dir", "dir_name",
                     "topic_name", "topic_id", "partition", "bytes", "since", "message", "evidence", "remediation",

@@ -25,6 +25,7 @@ from pyspark.sql.column import Column
 from pyspark.sql.types import DataType, TimestampType
 
 _SIMPLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SQL_TYPE = re.compile(r"[A-Za-z0-9_<>,: ]+")  # a type name SQL's CAST reads as the DataFrame API would
 
 
 class _Fallback(Exception):
@@ -35,7 +36,8 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _text(value: str) -> str:
+def sql_text(value: str) -> str:
+    """A Spark SQL string literal (backslashes and quotes escaped)."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
@@ -50,7 +52,7 @@ def _literal(value: Any) -> str:
     if isinstance(value, float) and math.isfinite(value):
         return f"({value!r}D)" if value < 0 else f"{value!r}D"
     if isinstance(value, str):
-        return _text(value)
+        return sql_text(value)
     if isinstance(value, datetime):  # as F.lit: a TIMESTAMP at the instant PySpark would send
         return f"timestamp_micros({TimestampType().toInternal(value)})"
     raise _Fallback(type(value).__name__)
@@ -60,9 +62,9 @@ def _column_sql(value: Any) -> str:
     """SQL for a column-or-name argument (a string is a column name, as in PySpark's functions)."""
     if isinstance(value, SqlColumn):
         return value._inner
-    if isinstance(value, str):
-        return col(value)._inner if _simple(value) else _raise(value)
-    raise _Fallback(type(value).__name__)
+    if isinstance(value, str) and _simple(value):
+        return col(value)._inner
+    raise _Fallback(str(value))
 
 
 def _value_sql(value: Any) -> str:
@@ -76,10 +78,6 @@ def _value_sql(value: Any) -> str:
 
 def _simple(name: str) -> bool:
     return all(_SIMPLE_NAME.match(part) for part in name.split("."))
-
-
-def _raise(what: Any) -> str:
-    raise _Fallback(str(what))
 
 
 _expr_function: list = [None, None]  # (the JVM view it came from, functions.expr)
@@ -131,7 +129,7 @@ class SqlColumn(_ClassicColumn):
     def cast(self, dataType: Any) -> Column:
         if isinstance(dataType, DataType):
             dataType = dataType.simpleString()
-        if isinstance(dataType, str) and re.fullmatch(r"[A-Za-z0-9_<>,: ]+", dataType):
+        if isinstance(dataType, str) and _SQL_TYPE.fullmatch(dataType):
             return SqlColumn(f"CAST({self._inner} AS {dataType})")
         return _ClassicColumn.cast(self, dataType)
 
@@ -155,7 +153,7 @@ class SqlColumn(_ClassicColumn):
 
     def rlike(self, other: str) -> Column:
         if isinstance(other, str):
-            return SqlColumn(f"({self._inner} RLIKE {_text(other)})")
+            return SqlColumn(f"({self._inner} RLIKE {sql_text(other)})")
         return _ClassicColumn.rlike(self, other)
 
     def eqNullSafe(self, other: Any) -> Column:
@@ -175,17 +173,6 @@ class SqlColumn(_ClassicColumn):
             return SqlColumn(f"{self._inner}[{_literal(key)}]")
         except _Fallback:
             return _ClassicColumn.getItem(self, key)
-
-    # --- CASE WHEN -------------------------------------------------------------------------------------
-    def when(self, condition: Column, value: Any) -> Column:
-        if isinstance(self, _Case) and not self._closed:
-            return self._add(condition, value)
-        return _ClassicColumn.when(self, condition, value)
-
-    def otherwise(self, value: Any) -> Column:
-        if isinstance(self, _Case) and not self._closed:
-            return self._add(None, value)
-        return _ClassicColumn.otherwise(self, value)
 
     # --- helpers for operators -------------------------------------------------------------------------
     def _binary(self, op: str, other: Any, method: str, reverse: bool = False) -> Column:
@@ -237,6 +224,12 @@ class _Case(SqlColumn):
                          else f"ELSE {_value_sql(v)}" for c, v in branches)
         super().__init__(f"(CASE {parts} END)")
 
+    def when(self, condition: Column, value: Any) -> Column:
+        return self._add(condition, value) if not self._closed else _ClassicColumn.when(self, condition, value)
+
+    def otherwise(self, value: Any) -> Column:
+        return self._add(None, value) if not self._closed else _ClassicColumn.otherwise(self, value)
+
     def _add(self, condition: Optional[Column], value: Any) -> Column:
         branches = self._branches + ((condition, value),)
         try:
@@ -287,30 +280,23 @@ def when(condition: Column, value: Any) -> Column:
         return _F.when(condition, value)
 
 
-def _sql_function(name: str, sql_name: Optional[str] = None, kinds: str = "c*") -> Callable:
-    """A function rendered as ``sql_name(args)``. ``kinds``: one letter per argument, ``c`` column-or-name,
-    ``v`` Column-or-literal, a trailing ``*`` repeating the last letter; keyword arguments fall back."""
+def _sql_function(name: str, sql_name: Optional[str] = None, kinds: str = "", rest: Optional[str] = "c") -> Callable:
+    """A function rendered as ``sql_name(args)``. One letter per argument, ``kinds`` for the first ones and
+    ``rest`` for any after them (None: no more): ``c`` a column or a column's name, ``v`` a Column or a literal.
+    Keyword arguments fall back to PySpark."""
     real = getattr(_F, name)
     sql_name = sql_name or name
 
     def apply(*args: Any, **kwargs: Any) -> Column:
-        if kwargs:
+        values = list(args[0]) if not kinds and len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+        if kwargs or (rest is None and len(values) > len(kinds)):
             return real(*args, **kwargs)
-        values = list(args[0]) if (kinds == "c*" and len(args) == 1 and isinstance(args[0], (list, tuple))) \
-            else list(args)
         try:
-            rendered = []
-            for i, value in enumerate(values):
-                if kinds.endswith("*") and i >= len(kinds) - 2:
-                    kind = kinds[-2]
-                elif i < len(kinds.rstrip("*")):
-                    kind = kinds[i]
-                else:
-                    raise _Fallback("too many arguments")
-                rendered.append(_column_sql(value) if kind == "c" else _value_sql(value))
-            return SqlColumn(f"{sql_name}({', '.join(rendered)})")
+            rendered = [_column_sql(v) if (kinds[i] if i < len(kinds) else rest) == "c" else _value_sql(v)
+                        for i, v in enumerate(values)]
         except _Fallback:
             return real(*args)
+        return SqlColumn(f"{sql_name}({', '.join(rendered)})")
     apply.__name__ = name
     return apply
 
@@ -329,10 +315,10 @@ for _name, _kinds in {"array_join": "cvv", "regexp_extract": "cvv", "regexp_repl
                       "element_at": "cv", "array_position": "cv", "format_number": "cv", "translate": "cvv",
                       "instr": "cv", "conv": "cvv", "sha2": "cv", "lag": "cvv", "lead": "cvv", "floor": "c",
                       "first": "cv", "last": "cv"}.items():
-    globals()[_name] = _sql_function(_name, kinds=_kinds)
+    globals()[_name] = _sql_function(_name, kinds=_kinds, rest=None)
 # a literal, then columns
-concat_ws = _sql_function("concat_ws", kinds="vc*")
-format_string = _sql_function("format_string", kinds="vc*")
+concat_ws = _sql_function("concat_ws", kinds="v")
+format_string = _sql_function("format_string", kinds="v")
 
 
 def struct(*cols: Any) -> Column:
@@ -341,10 +327,10 @@ def struct(*cols: Any) -> Column:
     fields = []
     for value in values:
         if isinstance(value, str) and _SIMPLE_NAME.match(value):
-            fields += [_text(value), _quote(value)]
+            fields += [sql_text(value), _quote(value)]
         elif isinstance(value, SqlColumn) and (value._name is not None or (
                 value._column_name is not None and _SIMPLE_NAME.match(value._column_name))):
-            fields += [_text(value._name if value._name is not None else value._column_name), value._inner]
+            fields += [sql_text(value._name if value._name is not None else value._column_name), value._inner]
         else:
             return _F.struct(*cols)
     return SqlColumn(f"named_struct({', '.join(fields)})") if fields else _F.struct(*cols)
