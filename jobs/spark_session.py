@@ -89,27 +89,61 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
 CODEGEN_MODE_KEY = "spark.sql.codegen.factoryMode"
 EXECUTION_MODES = {"interpreted": "NO_CODEGEN", "compiled": "FALLBACK"}
 
+# How a small capture is planned and run (docs/benchmarks.md, "The small-capture profile"). Its reconcile is a few
+# hundred queries over a few hundred rows each: the planning and per-job overhead is the cost, not the rows.
+SMALL_CAPTURE_CONF = {
+    CODEGEN_MODE_KEY: EXECUTION_MODES["interpreted"],  # compiling each tiny plan costs more than running it
+    "spark.sql.adaptive.enabled": "false",  # AQE runs every exchange as a job of its own and re-plans after it
+    "spark.sql.shuffle.partitions": "1",  # a few hundred rows: one task per stage
+    "spark.sql.autoBroadcastJoinThreshold": "-1",  # no broadcast job per join; a sort-merge join of one partition
+}
+_SESSION_VALUE = "spark.kafka_recon.session_value."  # the session's own value of a key, kept before the first switch
+
 
 def fit_execution_to_size(spark, settings: SparkSettings, rows: int) -> str:
-    """Interpret expressions for a small capture, compile them for a large one; returns the mode chosen.
+    """Run a small capture with :data:`SMALL_CAPTURE_CONF`, a large one the way the session was configured
+    (compiled expressions); returns the mode chosen: interpreted (the small profile) or compiled.
 
-    Compiling (whole-stage codegen + Janino + the JIT) pays off per row; a small capture's reconcile runs a few
-    hundred tiny queries, each compiled once and run on a handful of rows, so compiling is most of its CPU
-    (healthy 3-broker capture: 28 -> 21 s warm, 43 -> 31 CPU s; docs/benchmarks.md). The switch is a runtime
-    SQL setting, so it applies to everything the session plans after this call. A ``spark.sql.codegen.*``
-    setting the user gave in ``spark.extra_conf`` wins; ``spark.interpreted_below_rows: 0`` always compiles.
+    A small capture's reconcile runs a few hundred tiny queries: compiling each one (whole-stage codegen, Janino,
+    the JIT), and under AQE running each exchange as its own job and re-planning after it, costs more than the
+    work (healthy 3-broker reconcile 28 -> 21 s warm interpreted; 21 -> 16 s with the rest of the profile;
+    docs/benchmarks.md). The settings are runtime SQL settings, so they apply to everything the session plans
+    after this call. A key the user gave in ``spark.extra_conf`` is left alone (a ``spark.sql.codegen.*`` one:
+    mode ``configured``); ``spark.interpreted_below_rows: 0`` always compiles.
     """
-    if CODEGEN_MODE_KEY in settings.extra_conf:
-        return "configured"
-    limit = settings.interpreted_below_rows
-    mode = "interpreted" if rows < limit else "compiled"
     from .stage_log import get_logger
 
-    try:
-        spark.conf.set(CODEGEN_MODE_KEY, EXECUTION_MODES[mode])
-    except Exception as exc:  # a runtime that does not let sessions change it (some managed runtimes)
-        get_logger().warning("stage=ingest execution_mode=unchanged reason=%s", str(exc).splitlines()[0][:200])
+    limit = settings.interpreted_below_rows
+    mode = "interpreted" if rows < limit else "compiled"
+    refused = {}
+    for key, small in SMALL_CAPTURE_CONF.items():
+        if key in settings.extra_conf:
+            continue
+        try:
+            spark.conf.set(key, _value_for(spark, key, small, mode))
+        except Exception as exc:  # a runtime that does not let sessions change it (some managed runtimes)
+            refused[key] = str(exc).splitlines()[0][:200]
+    if refused:
+        get_logger().warning("stage=ingest execution_settings_unchanged=%s reason=%s", ",".join(refused),
+                             next(iter(refused.values())))
+    if CODEGEN_MODE_KEY in refused:
         return "unchanged"
+    if CODEGEN_MODE_KEY in settings.extra_conf:
+        mode = "configured"
     get_logger().info("stage=ingest execution_mode=%s rows=%d interpreted_below_rows=%d", mode, rows, limit)
     return mode
+
+
+def _value_for(spark, key: str, small: str, mode: str) -> str:
+    """``key``'s value in ``mode``: the small profile's, or, for a large capture, the session's own value from
+    before the first switch (kept in the session's conf: a notebook's session may run both sizes)."""
+    if key == CODEGEN_MODE_KEY:
+        return EXECUTION_MODES[mode]
+    kept = spark.conf.get(_SESSION_VALUE + key, None)
+    if mode == "interpreted":
+        if kept is None:
+            spark.conf.set(_SESSION_VALUE + key, spark.conf.get(key))
+        return small
+    return kept if kept is not None else spark.conf.get(key)
+
 

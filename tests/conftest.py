@@ -26,19 +26,18 @@ def devsample_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def spark():
-    """One local session, 2 cores, 2 shuffle partitions, UI off, UTC. It starts with interpreted expressions, as
-    the job runs every capture this small (jobs.spark_session.fit_execution_to_size); tests that need compiled
-    code set it themselves."""
-    from jobs.spark_session import get_spark
+    """One local session, 2 cores, UI off, UTC. It starts with the small-capture profile (interpreted expressions,
+    one shuffle partition, no AQE, no broadcast joins), as the job runs every capture this small
+    (jobs.spark_session.fit_execution_to_size); tests that need the large profile set it themselves."""
+    from jobs.spark_session import SMALL_CAPTURE_CONF, get_spark
 
     session = get_spark(
         master=os.environ.get("KAFKA_RECON_TEST_MASTER", "local[2]"),
         extra_conf={
-            "spark.sql.shuffle.partitions": "2",
             "spark.speculation": "false",
             "spark.driver.memory": "4g",
             "spark.default.parallelism": "2",
-            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+            **SMALL_CAPTURE_CONF,
         },
     )
     yield session

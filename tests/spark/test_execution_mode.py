@@ -1,10 +1,11 @@
-"""Small captures run with interpreted expressions, large ones compiled (jobs.spark_session.fit_execution_to_size):
-the switch reaches the session, the user's own setting wins, and ingest applies it once it has counted the rows."""
+"""Small captures run with the small-capture profile (interpreted expressions, one shuffle partition, no AQE, no
+broadcast joins), large ones compiled with the session's own settings (jobs.spark_session.fit_execution_to_size):
+the switch reaches the session, the user's own settings win, and ingest applies it once it has counted the rows."""
 from __future__ import annotations
 
 import pytest
 
-from jobs.spark_session import CODEGEN_MODE_KEY, fit_execution_to_size
+from jobs.spark_session import _SESSION_VALUE, CODEGEN_MODE_KEY, SMALL_CAPTURE_CONF, fit_execution_to_size
 from tests.settings_from import settings_from
 
 pytestmark = pytest.mark.spark
@@ -14,11 +15,38 @@ def _limit(rows: int, **extra):
     return settings_from(spark={"interpreted_below_rows": rows, **extra}).spark
 
 
+PROFILE_KEYS = [k for k in SMALL_CAPTURE_CONF if k != CODEGEN_MODE_KEY]
+
+
 @pytest.fixture(autouse=True)
 def _restore_mode(spark):
-    before = spark.conf.get(CODEGEN_MODE_KEY)
+    keys = list(SMALL_CAPTURE_CONF) + [_SESSION_VALUE + k for k in PROFILE_KEYS]
+    before = {k: spark.conf.get(k, None) for k in keys}
     yield
-    spark.conf.set(CODEGEN_MODE_KEY, before)
+    for k, v in before.items():
+        if v is None:
+            spark.conf.unset(k)
+        else:
+            spark.conf.set(k, v)
+
+
+def test_a_small_capture_gets_the_whole_profile_and_a_large_one_the_sessions_own_settings(spark):
+    for k in PROFILE_KEYS:  # a session of its own settings, none switched yet (a notebook's cluster, say)
+        spark.conf.unset(_SESSION_VALUE + k)
+    own = {"spark.sql.adaptive.enabled": "true", "spark.sql.shuffle.partitions": "5",
+           "spark.sql.autoBroadcastJoinThreshold": "1234567"}
+    for k, v in own.items():
+        spark.conf.set(k, v)
+    assert fit_execution_to_size(spark, _limit(500), 10) == "interpreted"
+    assert {k: spark.conf.get(k) for k in SMALL_CAPTURE_CONF} == SMALL_CAPTURE_CONF
+    assert fit_execution_to_size(spark, _limit(500), 10) == "interpreted"  # twice: the session's values kept once
+    assert fit_execution_to_size(spark, _limit(500), 10**6) == "compiled"
+    assert {k: spark.conf.get(k) for k in own} == own and spark.conf.get(CODEGEN_MODE_KEY) == "FALLBACK"
+    # a key the user set in spark.extra_conf is theirs in either mode
+    mine = _limit(500, extra_conf={"spark.sql.shuffle.partitions": "3"})
+    spark.conf.set("spark.sql.shuffle.partitions", "3")
+    assert fit_execution_to_size(spark, mine, 10) == "interpreted"
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "3" and spark.conf.get("spark.sql.adaptive.enabled") == "false"
 
 
 def test_the_row_count_decides_the_mode(spark):
