@@ -99,5 +99,12 @@ def int_list_text(arr: Column) -> Column:
 
 def materialize(df: DataFrame) -> DataFrame:
     """Compute ``df`` once and cut its lineage: the replay and silver tables feed dozens of checks, and
-    re-analysing their growing plans in every check costs far more than the (small) data."""
-    return df.localCheckpoint(eager=True)
+    re-analysing their growing plans in every check costs far more than the (small) data.
+
+    The ``coalesce`` to the partitions it already has moves no data. It gives later plans what they may know:
+    a one-partition frame (a small capture, one shuffle partition) is ``SinglePartition``, so the joins and
+    aggregates over it need no exchange. It also drops the sort order Spark would otherwise carry over from the
+    checkpointed plan: without AQE (the small-capture profile) that order can name a column the frame no
+    longer has, and caching a frame built on it then fails in Spark's planner (``key not found``)."""
+    done = df.localCheckpoint(eager=True)
+    return done.coalesce(done._jdf.rdd().getNumPartitions())
