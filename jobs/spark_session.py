@@ -82,7 +82,21 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
         builder = builder.config(key, str(value))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(sp.log_level)
+    if sp.log_level.upper() == "WARN":
+        _quiet_task_size_warnings(spark)
     return spark
+
+
+def _quiet_task_size_warnings(spark) -> None:
+    """Without AQE (the small-capture profile) a stage's task carries its part of the plan, and Spark warns
+    "Broadcasting large task binary" for every one over 1 MB: dozens of lines per small run that ask nothing of
+    the user. Only the scheduler's warnings go (its errors stay), only in a session this job starts."""
+    try:
+        jvm = spark.sparkContext._jvm
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            "org.apache.spark.scheduler.DAGScheduler", jvm.org.apache.logging.log4j.Level.ERROR)
+    except Exception:  # another logging backend: the warnings stay, nothing else changes
+        pass
 
 
 # Spark's (internal) switch between compiled and interpreted expressions; FALLBACK is its default
