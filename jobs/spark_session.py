@@ -120,7 +120,7 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int) -> str:
 
     A small capture's reconcile runs a few hundred tiny queries: compiling each one (whole-stage codegen, Janino,
     the JIT), and under AQE running each exchange as its own job and re-planning after it, costs more than the
-    work (healthy 3-broker reconcile 28 -> 21 s warm interpreted; 21 -> 16 s with the rest of the profile;
+    work (healthy 3-broker reconcile, warm: 28 s compiled, 21-22 s interpreted, 17-18 s with the whole profile;
     docs/benchmarks.md). The settings are runtime SQL settings, so they apply to everything the session plans
     after this call. A key the user gave in ``spark.extra_conf`` is left alone (a ``spark.sql.codegen.*`` one:
     mode ``configured``); ``spark.interpreted_below_rows: 0`` always compiles.
@@ -159,5 +159,3 @@ def _value_for(spark, key: str, small: str, mode: str) -> str:
             spark.conf.set(_SESSION_VALUE + key, spark.conf.get(key))
         return small
     return kept if kept is not None else spark.conf.get(key)
-
-

@@ -104,7 +104,7 @@ def materialize(df: DataFrame) -> DataFrame:
     The ``coalesce`` to the partitions it already has moves no data. It gives later plans what they may know:
     a one-partition frame (a small capture, one shuffle partition) is ``SinglePartition``, so the joins and
     aggregates over it need no exchange. It also drops the sort order Spark would otherwise carry over from the
-    checkpointed plan: without AQE (the small-capture profile) that order can name a column the frame no
-    longer has, and caching a frame built on it then fails in Spark's planner (``key not found``)."""
+    checkpointed plan: without AQE (the small-capture profile) that order can name an attribute the frame does
+    not output, and caching a frame built on it then fails in Spark's planner (``key not found``)."""
     done = df.localCheckpoint(eager=True)
     return done.coalesce(done._jdf.rdd().getNumPartitions())
