@@ -107,4 +107,4 @@ def materialize(df: DataFrame) -> DataFrame:
     checkpointed plan: without AQE (the small-capture profile) that order can name an attribute the frame does
     not output, and caching a frame built on it then fails in Spark's planner (``key not found``)."""
     done = df.localCheckpoint(eager=True)
-    return done.coalesce(done._jdf.rdd().getNumPartitions())
+    return done.coalesce(max(1, done._jdf.rdd().getNumPartitions()))  # AQE leaves an empty result no partitions
