@@ -134,7 +134,14 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int) -> str:
         if key in settings.extra_conf:
             continue
         try:
-            spark.conf.set(key, _value_for(spark, key, small, mode))
+            if key == CODEGEN_MODE_KEY:
+                value = EXECUTION_MODES[mode]
+            elif mode == "interpreted":
+                _keep_session_value(spark, key)
+                value = small
+            else:
+                value = spark.conf.get(_SESSION_VALUE + key, None) or spark.conf.get(key)
+            spark.conf.set(key, value)
         except Exception as exc:  # a runtime that does not let sessions change it (some managed runtimes)
             refused[key] = str(exc).splitlines()[0][:200]
     if refused:
@@ -148,14 +155,8 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int) -> str:
     return mode
 
 
-def _value_for(spark, key: str, small: str, mode: str) -> str:
-    """``key``'s value in ``mode``: the small profile's, or, for a large capture, the session's own value from
-    before the first switch (kept in the session's conf: a notebook's session may run both sizes)."""
-    if key == CODEGEN_MODE_KEY:
-        return EXECUTION_MODES[mode]
-    kept = spark.conf.get(_SESSION_VALUE + key, None)
-    if mode == "interpreted":
-        if kept is None:
-            spark.conf.set(_SESSION_VALUE + key, spark.conf.get(key))
-        return small
-    return kept if kept is not None else spark.conf.get(key)
+def _keep_session_value(spark, key: str) -> None:
+    """Remember the session's own value of ``key`` before the first switch to the small profile, in the session's
+    conf: a notebook's session may run both sizes, and a large capture gets that value back."""
+    if spark.conf.get(_SESSION_VALUE + key, None) is None:
+        spark.conf.set(_SESSION_VALUE + key, spark.conf.get(key))

@@ -42,3 +42,19 @@ def spark():
     )
     yield session
     session.stop()
+
+
+@pytest.fixture
+def spark_conf_restored(spark):
+    """The execution profile's settings (jobs.spark_session.SMALL_CAPTURE_CONF and the session values kept for
+    it) back as they were once the test is done: for tests that switch the profile of the shared session."""
+    from jobs.spark_session import _SESSION_VALUE, SMALL_CAPTURE_CONF
+
+    keys = list(SMALL_CAPTURE_CONF) + [_SESSION_VALUE + k for k in SMALL_CAPTURE_CONF]
+    before = {k: spark.conf.get(k, None) for k in keys}
+    yield
+    for k, v in before.items():
+        if v is None:
+            spark.conf.unset(k)
+        else:
+            spark.conf.set(k, v)

@@ -24,6 +24,8 @@ from pyspark.sql.classic.column import Column as _ClassicColumn
 from pyspark.sql.column import Column
 from pyspark.sql.types import DataType, TimestampType
 
+from jobs.tables.table_predicates import sql_literal
+
 _SIMPLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SQL_TYPE = re.compile(r"[A-Za-z0-9_<>,: ]+")  # a type name SQL's CAST reads as the DataFrame API would
 
@@ -37,8 +39,8 @@ def _quote(name: str) -> str:
 
 
 def sql_text(value: str) -> str:
-    """A Spark SQL string literal (backslashes and quotes escaped)."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    """A Spark SQL string literal, by the table layer's one quoter (backslashes and quotes escaped)."""
+    return sql_literal(value)
 
 
 def _literal(value: Any) -> str:

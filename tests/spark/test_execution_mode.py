@@ -8,7 +8,7 @@ import pytest
 from jobs.spark_session import _SESSION_VALUE, CODEGEN_MODE_KEY, SMALL_CAPTURE_CONF, fit_execution_to_size
 from tests.settings_from import settings_from
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("spark_conf_restored")]
 
 
 def _limit(rows: int, **extra):
@@ -16,18 +16,6 @@ def _limit(rows: int, **extra):
 
 
 PROFILE_KEYS = [k for k in SMALL_CAPTURE_CONF if k != CODEGEN_MODE_KEY]
-
-
-@pytest.fixture(autouse=True)
-def _restore_mode(spark):
-    keys = list(SMALL_CAPTURE_CONF) + [_SESSION_VALUE + k for k in PROFILE_KEYS]
-    before = {k: spark.conf.get(k, None) for k in keys}
-    yield
-    for k, v in before.items():
-        if v is None:
-            spark.conf.unset(k)
-        else:
-            spark.conf.set(k, v)
 
 
 def test_a_small_capture_gets_the_whole_profile_and_a_large_one_the_sessions_own_settings(spark):

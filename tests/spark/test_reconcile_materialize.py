@@ -13,15 +13,11 @@ LARGE = {"spark.sql.adaptive.enabled": "true", "spark.sql.shuffle.partitions": "
 
 
 @pytest.fixture(params=["small", "large"])
-def profile(request, spark):
+def profile(request, spark, spark_conf_restored):
     """The session in the small-capture profile, or with AQE and several shuffle partitions (a large capture)."""
-    keys = [k for k in SMALL_CAPTURE_CONF if k != "spark.sql.codegen.factoryMode"]
-    before = {k: spark.conf.get(k) for k in keys}
     for k, v in (SMALL_CAPTURE_CONF if request.param == "small" else LARGE).items():
         spark.conf.set(k, v)
-    yield request.param
-    for k, v in before.items():
-        spark.conf.set(k, v)
+    return request.param
 
 
 def test_an_empty_join_materializes_to_no_rows(spark, profile):
