@@ -83,18 +83,31 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(sp.log_level)
     if sp.log_level.upper() == "WARN":
-        _quiet_task_size_warnings(spark)
+        _quiet_loggers(spark)
     return spark
 
 
-def _quiet_task_size_warnings(spark) -> None:
-    """Without AQE (the small-capture profile) a stage's task carries its part of the plan, and Spark warns
-    "Broadcasting large task binary" for every one over 1 MB: dozens of lines per small run that ask nothing of
-    the user. Only the scheduler's warnings go (its errors stay), only in a session this job starts."""
+# Loggers whose warnings ask nothing of the user (only in a session this job starts; their errors stay):
+QUIETED_LOGGERS = (
+    # without AQE (the small-capture profile) a stage's task carries its part of the plan: "Broadcasting large
+    # task binary" for every one over 1 MB, dozens of lines per small run
+    "org.apache.spark.scheduler.DAGScheduler",
+    # a checkpointed union of check rows whose optimized output differs from the analyzed one only in a map's
+    # value nullability: "The output columns are expected to the same ...", once per check module
+    "org.apache.spark.sql.execution.LogicalRDD",
+    # the metadata log's few markers are numbered by one global window (small by construction):
+    # "No Partition Defined for Window operation!" on every run
+    "org.apache.spark.sql.execution.window.WindowExec",
+)
+
+
+def _quiet_loggers(spark) -> None:
+    """Raise :data:`QUIETED_LOGGERS` to ERROR."""
     try:
         jvm = spark.sparkContext._jvm
-        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
-            "org.apache.spark.scheduler.DAGScheduler", jvm.org.apache.logging.log4j.Level.ERROR)
+        for name in QUIETED_LOGGERS:
+            jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+                name, jvm.org.apache.logging.log4j.Level.ERROR)
     except Exception:  # another logging backend: the warnings stay, nothing else changes
         pass
 

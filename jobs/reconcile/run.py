@@ -35,7 +35,7 @@ from . import sql_functions as F
 from .catalogue import Catalogue
 from .context import CheckContext
 from .findings import assemble
-from .frames import conform, conform_all, materialize
+from .frames import conform, conform_all, materialize, union_all
 from .silver_build import (
     controller_view,
     silver_brokers,
@@ -43,6 +43,13 @@ from .silver_build import (
     silver_producer_ids,
     silver_replicas,
 )
+
+# Every check function lives in one of these modules; each module's findings are computed by one action.
+# One plan for all of them (~140 stages on a small capture) cost more: run interpreted, a stage's task carries the
+# operator tree upstream of it, so its serialising and deserialising grew with the whole plan (docs/benchmarks.md).
+CHECK_MODULES = (checks_replicas, checks_log_dirs, checks_deletes, checks_producer_ids, checks_metadata,
+                 checks_restart_hazards, checks_transactions, checks_meta_properties, checks_reassignments,
+                 checks_leader_epochs)
 
 
 @dataclass
@@ -95,11 +102,7 @@ def run_reconcile(spark: SparkSession, catalogue: Catalogue, bronze: Mapping[str
     silver["silver_producer_ids_in_use"] = in_use
     ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas,
                        log_dirs)
-    parts = (checks_replicas.all_checks(ctx) + checks_log_dirs.all_checks(ctx) + checks_deletes.all_checks(ctx)
-             + checks_producer_ids.all_checks(ctx) + checks_metadata.all_checks(ctx)
-             + checks_restart_hazards.all_checks(ctx) + checks_transactions.all_checks(ctx)
-             + checks_meta_properties.all_checks(ctx) + checks_reassignments.all_checks(ctx)
-             + checks_leader_epochs.all_checks(ctx))
+    parts = [materialize(union_all(rows)) for rows in (module.all_checks(ctx) for module in CHECK_MODULES) if rows]
     findings = materialize(assemble(parts, catalogue, brokers, cluster, capture_id, run_id, capture_time))
     out = {name: conform(_with_run(df, capture_id, run_id, cluster), specs[name]) for name, df in silver.items()}
     return ReconcileResult(out, findings, cluster, view.mode, catalogue)
