@@ -22,6 +22,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from jobs.local_frames import local_frame
+
 SOURCE_RANK = {"segment": 0, "dump_log_text": 2}
 COPIES_DDL = ("copy_id string, source_broker_id int, snapshot_end_offset long, first_offset long, last_offset long, "
               "records long, is_authoritative boolean, diverges_at_offset long, gap_after_offset long, "
@@ -177,7 +179,7 @@ def compute_copies(batches: DataFrame, copy_facts: Iterable[tuple], has_batches:
         rows.append((c["copy_id"], c["source_broker_id"], c["snapshot_end_offset"], c["first_offset"], c["last_offset"],
                      c["records"], is_auth, c["mismatch_at"], c["gap_after_offset"],
                      sequence_snapshot if is_auth else None, c["source_kind"], c["log_dir"]))
-    copies_df = spark.createDataFrame(rows, COPIES_DDL)
+    copies_df = local_frame(spark, rows, COPIES_DDL)
     return copies_df, (Authoritative(auth["copy_id"], sequence_snapshot) if auth is not None else None)
 
 

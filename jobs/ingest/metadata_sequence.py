@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
+from jobs.local_frames import local_frame
 from udfs import pack_reader
 from udfs.errors import DecodeError
 
@@ -249,7 +250,7 @@ def fold_decoded_outcomes(files, locators: List[Dict[str, Any]],
             file_status["ok"] = file_status.get("ok", 0) - 1
             file_status["quarantined"] = file_status.get("quarantined", 0) + 1
     spark = files.sparkSession
-    extra = spark.createDataFrame(rows, "path string, _rows long, _kind string, _message string, _offset long, _line int")
+    extra = local_frame(spark, rows, "path string, _rows long, _kind string, _message string, _offset long, _line int")
     newly_bad = (F.col("status") == "ok") & F.col("_kind").isNotNull()
     replaced = {"status": F.lit("quarantined"), "error_kind": F.col("_kind"), "error_message": F.col("_message"),
                 "error_offset": F.col("_offset"), "error_line": F.col("_line")}

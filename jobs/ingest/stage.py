@@ -25,6 +25,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jobs.local_frames import local_frame
 from jobs.settings import IngestSettings, SparkSettings
 from jobs.spark_session import fit_execution_to_size
 from jobs.tables import bronze
@@ -253,13 +254,13 @@ class IngestSteps:
             if fact["fact"] in ("rows", "files"):
                 counter = rows_emitted if fact["fact"] == "rows" else file_status
                 counter[fact["source"]] = counter.get(fact["source"], 0) + int(fact["long_value"] or 0)
-        identity = spark.createDataFrame([tuple(r) for r in identity_rows],
+        identity = local_frame(spark, identity_rows,
                                          "log_dir string, broker_id int, cluster_id string, directory_id string")
         by_log_dir = {r["log_dir"]: r for r in identity_rows}
         copy_sources = [(f["source"], by_log_dir[f["text_value"]]["broker_id"] if f["text_value"] in by_log_dir
                          else None, f["text_value"], f["fact"])
                         for f in facts if f["fact"] in ("metadata_copy", "bootstrap_source")]
-        copy_df = spark.createDataFrame(copy_sources, "copy_id string, source_broker_id int, log_dir string, fact string")
+        copy_df = local_frame(spark, copy_sources, "copy_id string, source_broker_id int, log_dir string, fact string")
         return FirstPass(len(units), len(tasks), tagged, facts, identity, copy_sources,
                          F.broadcast(copy_df.select("copy_id", "source_broker_id")), rows_emitted, file_status,
                          self.settings.output_rows_per_file)

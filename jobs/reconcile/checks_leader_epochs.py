@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window
 
+from jobs.local_frames import local_frame
+
 from . import sql_functions as F
 from .check_rows import details, evidence, rows
 from .context import CheckContext
@@ -149,7 +151,7 @@ def _compacted_topics(ctx: CheckContext) -> DataFrame:
     zk = ctx.bronze["bronze_zk_events"].filter(F.col("event_type") == "topic_config").select(
         "topic_name", F.from_json(F.get_json_object("payload_json", "$.config"), "map<string,string>")[
             "cleanup.policy"].alias("_policy"))
-    internal = ctx.spark.createDataFrame([(t,) for t in ALWAYS_COMPACTED], "topic_name string")
+    internal = local_frame(ctx.spark, [(t,) for t in ALWAYS_COMPACTED], "topic_name string")
     return kraft.unionByName(zk).filter(compact).select("topic_name").unionByName(internal).distinct()
 
 

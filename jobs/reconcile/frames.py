@@ -5,6 +5,7 @@ from typing import Iterable, Mapping, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from jobs.local_frames import local_frame
 from jobs.tables.spec import TableSpec
 
 from . import sql_functions as F
@@ -25,7 +26,7 @@ def union_all(parts: Sequence[DataFrame]) -> DataFrame:
 
 
 def empty(spark: SparkSession, spec: TableSpec) -> DataFrame:
-    return spark.createDataFrame([], spec.spark_schema())
+    return local_frame(spark, [], spec.spark_schema())
 
 
 def conform(df: DataFrame, spec: TableSpec) -> DataFrame:

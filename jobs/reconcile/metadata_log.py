@@ -16,6 +16,7 @@ from typing import Optional
 from pyspark.sql import DataFrame, SparkSession, Window
 
 from jobs.ingest.metadata_copies import Authoritative, copy_files_overlap
+from jobs.local_frames import local_frame
 
 from . import sql_functions as F
 from .frames import materialize
@@ -85,7 +86,7 @@ def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFram
     empty_hist = recs.limit(0).withColumn("pos", F.lit(None).cast("long")).withColumn("group_key", F.lit(None).cast("long"))
     if not auth:
         return MetadataLog(False, None, None, None, None, None, empty_hist, empty_hist, recs.limit(0),
-                           spark.createDataFrame([], "copy_id string, source_broker_id int, diverges_at_offset long"))
+                           local_frame(spark, [], "copy_id string, source_broker_id int, diverges_at_offset long"))
     copy_id = auth[0]["copy_id"]
     auth_snaps = _slim(recs.filter((F.col("copy_id") == copy_id) & (_section() == "snapshot")))
     snap_end = auth[0]["snapshot_end_offset"]

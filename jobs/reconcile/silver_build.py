@@ -7,6 +7,8 @@ from typing import Optional
 
 from pyspark.sql import DataFrame, SparkSession, Window
 
+from jobs.local_frames import local_frame
+
 from . import kraft_view, zk_view
 from . import sql_functions as F
 from .catalogue import Thresholds
@@ -79,20 +81,20 @@ def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds) -
             pids = pids.unionByName(zk_view.producer_id_blocks(events, migrating=True))
     elif has_zk:
         inc, asg, brk = zk_view.incarnations(events), zk_view.assignments(events), zk_view.brokers(events)
-        exits = spark.createDataFrame([], "topic_id string, partition int, broker_id int, exit_offset long, "
-                                          "exit_time timestamp, exit_kind string")
+        exits = local_frame(spark, [], "topic_id string, partition int, broker_id int, exit_offset long, "
+                                "exit_time timestamp, exit_kind string")
         pids = zk_view.producer_id_blocks(events, migrating=False)
     else:
         inc = _empty_like(spark, "silver_topic_incarnations")
         asg = _empty_like(spark, "silver_partition_assignments")
-        brk = spark.createDataFrame([], BROKER_VIEW_SCHEMA)
-        exits = spark.createDataFrame([], "topic_id string, partition int, broker_id int, exit_offset long, "
-                                          "exit_time timestamp, exit_kind string")
+        brk = local_frame(spark, [], BROKER_VIEW_SCHEMA)
+        exits = local_frame(spark, [], "topic_id string, partition int, broker_id int, exit_offset long, "
+                                "exit_time timestamp, exit_kind string")
         pids = _empty_like(spark, "silver_producer_id_blocks")
     if has_kraft:
         ctl, regs = kraft_view.controllers(ml), kraft_view.registration_events(ml)
     else:
-        ctl = spark.createDataFrame([], "node_id int")
+        ctl = local_frame(spark, [], "node_id int")
         regs = _empty_like(spark, "silver_node_registrations").drop("capture_id", "run_id", "cluster_id")
     return ControllerView(mode, cluster, ml, materialize(inc), materialize(asg), materialize(brk), materialize(exits),
                           materialize(pids), materialize(zk_view.renamed_for_delete(events)), materialize(ctl),
@@ -101,7 +103,7 @@ def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds) -
 
 def _empty_like(spark: SparkSession, name: str) -> DataFrame:
     from jobs.tables.registry import spec
-    return spark.createDataFrame([], spec(name).spark_schema())
+    return local_frame(spark, [], spec(name).spark_schema())
 
 
 def silver_brokers(view: ControllerView, log_dirs: DataFrame) -> DataFrame:

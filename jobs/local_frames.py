@@ -1,0 +1,46 @@
+"""Small DataFrames from rows the driver already holds, planned as Spark's own local relation.
+
+``spark.createDataFrame(rows)`` parallelizes pickled rows: every query that reads the frame runs Python tasks to
+unpickle them again. On a small capture the reconcile read such frames (the log dirs' identities joined into
+bronze, empty controller views) in dozens of jobs, ~100 ms of Python workers each. A ``VALUES`` list is a
+``LocalRelation`` inside the JVM instead: reading it runs no task at all, and an empty one lets the optimizer
+drop the joins and unions it feeds. Values are rendered by the table layer's one SQL quoter.
+
+    identity = local_frame(spark, [("/data/k1", 1, "c-1", None)], "log_dir string, broker_id int, ...")
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence, Union
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
+
+from jobs.tables.table_predicates import sql_literal
+
+# Above this many rows (or with a value the quoter does not render) the rows go through createDataFrame as
+# before: the SQL parser's cost grows with the statement, and such frames belong to captures big enough to
+# run compiled, where one Python task per read is noise.
+LOCAL_ROWS_LIMIT = 2000
+_RENDERED = (str, int, bool, type(None))
+
+
+def local_frame(spark: SparkSession, rows: Sequence[Sequence[Any]], schema: Union[str, StructType]) -> DataFrame:
+    """``rows`` (tuples in the schema's column order) as a DataFrame with ``schema`` (DDL or StructType).
+    Every column comes out nullable."""
+    struct = schema if isinstance(schema, StructType) else StructType.fromDDL(schema)
+    rows = [tuple(r) for r in rows]
+    if len(rows) > LOCAL_ROWS_LIMIT or any(not isinstance(v, _RENDERED) for r in rows for v in r):
+        return spark.createDataFrame(rows, struct)
+    width = len(struct.fields)
+    if any(len(r) != width for r in rows):
+        raise ValueError(f"local_frame: every row needs {width} values ({struct.simpleString()})")
+
+    def columns(source) -> str:
+        return ", ".join(f"CAST({source(i)} AS {f.dataType.simpleString()}) AS `{f.name}`"
+                         for i, f in enumerate(struct.fields))
+
+    if not rows:
+        return spark.sql(f"SELECT {columns(lambda i: 'NULL')} WHERE false")
+    values = ", ".join("(" + ", ".join(sql_literal(v) for v in r) + ")" for r in rows)
+    names = ", ".join(f"c{i}" for i in range(width))
+    return spark.sql(f"SELECT {columns(lambda i: f'c{i}')} FROM VALUES {values} AS t({names})")

@@ -1,0 +1,56 @@
+"""local_frame: driver-held rows as a JVM local relation, read without a Spark job, values exactly as given."""
+from __future__ import annotations
+
+import pytest
+
+from jobs import local_frames
+from jobs.local_frames import local_frame
+
+pytestmark = pytest.mark.spark
+
+DDL = "log_dir string, broker_id int, offset long, ok boolean, tags map<string,string>"
+AWKWARD = ["it's", "back\\slash", "two\nlines", "tab\there", "üñí €", "'; DROP TABLE x; --", "\\'", ""]
+
+
+def _jobs(spark) -> int:
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+
+
+def test_rows_come_back_exactly_and_reading_them_runs_no_job(spark):
+    rows = [(text, i, 2**40 + i, i % 2 == 0, None) for i, text in enumerate(AWKWARD)] + [(None, None, None, None, None)]
+    df = local_frame(spark, rows, DDL)
+    assert df.schema.simpleString() == "struct<log_dir:string,broker_id:int,offset:bigint,ok:boolean," \
+                                       "tags:map<string,string>>"
+    before = _jobs(spark)
+    got = [tuple(r) for r in df.collect()]
+    assert _jobs(spark) == before  # a local relation: no task unpickles the rows again
+    assert got == rows
+
+
+def test_an_empty_frame_has_the_schema_and_no_rows_and_prunes_what_it_feeds(spark):
+    empty = local_frame(spark, [], DDL)
+    assert [f.name for f in empty.schema.fields] == ["log_dir", "broker_id", "offset", "ok", "tags"]
+    other = local_frame(spark, [("a", 1, 1, True, None)], DDL)
+    joined = other.join(empty, "log_dir")
+    before = _jobs(spark)
+    assert joined.collect() == [] and empty.collect() == []
+    assert _jobs(spark) == before
+    assert "LocalRelation <empty>" in joined._jdf.queryExecution().optimizedPlan().toString()
+
+
+def test_rows_it_cannot_render_or_too_many_go_through_create_dataframe(spark, monkeypatch):
+    df = local_frame(spark, [("a", 1.5)], "name string, ratio double")  # a float: not for the SQL quoter
+    before = _jobs(spark)
+    assert [tuple(r) for r in df.collect()] == [("a", 1.5)]
+    assert _jobs(spark) > before  # parallelized rows, read by a job
+    monkeypatch.setattr(local_frames, "LOCAL_ROWS_LIMIT", 3)
+    many = [(f"d{i}", i, i, True, None) for i in range(5)]
+    df = local_frame(spark, many, DDL)
+    before = _jobs(spark)
+    assert sorted(tuple(r) for r in df.collect()) == many
+    assert _jobs(spark) > before
+
+
+def test_a_row_of_the_wrong_width_is_refused(spark):
+    with pytest.raises(ValueError, match="every row needs 5 values"):
+        local_frame(spark, [("a", 1)], DDL)
