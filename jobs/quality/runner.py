@@ -198,6 +198,7 @@ def run_quality(
         # an empty table keeps the detailed format: what GX counts there depends on the expectation's engine
         results, bare = (_run_suite(context, datasource, suite, tables[table], run_identifier, result_format,
                                     failed_only and row_counts[table] > 0) if suite.rules else ([], set()))
+        tables[table].unpersist()  # GX's Spark datasource persists each batch and never releases it
         table_rows = suite_rows(suite, results, run_id, capture_id, evaluated_at, sample_limit)
         per_row = {rule.result_key: _counted_per_row(rule) for rule in suite.rules if rule.result_key in bare}
         for row in table_rows:

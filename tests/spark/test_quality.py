@@ -196,3 +196,12 @@ def test_data_docs_keep_every_run_and_name_each_table(spark, tmp_path):
     for page in site.rglob("*.html"):
         if "static" not in page.relative_to(site).parts:
             assert not re.search(r"""<a\b[^>]*href\s*=\s*["'](https?:)?//""", page.read_text(encoding="utf-8"), re.I), page
+
+
+def test_the_validated_tables_are_not_left_cached(spark):
+    """GX's Spark datasource persists every batch it validates; a notebook session that runs the stage nightly
+    would keep each run's tables cached unless the runner releases them."""
+    tables = {"bronze_dir_entries": bronze_dir_entries(spark)}
+    run_quality(spark, QUALITY, tables, run_id="run-cache", capture_id=CAPTURE)
+    level = tables["bronze_dir_entries"].storageLevel
+    assert not (level.useMemory or level.useDisk), level
