@@ -114,6 +114,11 @@ def _run_suite(context, datasource, suite: Suite, df, run_identifier, result_for
     return [r for _, run in runs for r in run.results], bare
 
 
+def _is_cached(df) -> bool:
+    level = df.storageLevel
+    return level.useMemory or level.useDisk
+
+
 def _row_counts(tables: Mapping[str, Any]) -> Dict[str, int]:
     """Rows of each DataFrame, in one Spark job (the element count of a passing map expectation)."""
     from functools import reduce
@@ -196,9 +201,11 @@ def run_quality(
     row_counts = _row_counts({t: tables[t] for t, s in suites.items() if s.rules}) if failed_only else {}
     for table, suite in suites.items():
         # an empty table keeps the detailed format: what GX counts there depends on the expectation's engine
+        cached_by_caller = _is_cached(tables[table])
         results, bare = (_run_suite(context, datasource, suite, tables[table], run_identifier, result_format,
                                     failed_only and row_counts[table] > 0) if suite.rules else ([], set()))
-        tables[table].unpersist()  # GX's Spark datasource persists each batch and never releases it
+        if not cached_by_caller:  # GX's Spark datasource persists each batch and never releases it
+            tables[table].unpersist()
         table_rows = suite_rows(suite, results, run_id, capture_id, evaluated_at, sample_limit)
         per_row = {rule.result_key: _counted_per_row(rule) for rule in suite.rules if rule.result_key in bare}
         for row in table_rows:

@@ -12,10 +12,12 @@ from jobs.local_frames import local_frame
 from . import kraft_view, zk_view
 from . import sql_functions as F
 from .catalogue import Thresholds
-from .frames import assigned_element, basename, int_list_text, materialize, real_directory
+from .frames import assigned_element, basename, empty, int_list_text, materialize, real_directory
 from .metadata_log import MetadataLog, build_metadata_log
 
 REPLICA_KINDS = ("partition", "future", "delete", "stray")
+REPLICA_EXITS_SCHEMA = ("topic_id string, partition int, broker_id int, exit_offset long, exit_time timestamp, "
+                        "exit_kind string")  # kraft_view.replica_exits; empty without a KRaft log
 BROKER_VIEW_SCHEMA = ("broker_id int, registered boolean, unregistered boolean, fenced boolean, broker_epoch long, "
                       "registration_offset long, registration_time timestamp, registered_log_dirs array<string>, "
                       "known_log_dirs array<string>, source string")
@@ -81,15 +83,13 @@ def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds) -
             pids = pids.unionByName(zk_view.producer_id_blocks(events, migrating=True))
     elif has_zk:
         inc, asg, brk = zk_view.incarnations(events), zk_view.assignments(events), zk_view.brokers(events)
-        exits = local_frame(spark, [], "topic_id string, partition int, broker_id int, exit_offset long, "
-                                "exit_time timestamp, exit_kind string")
+        exits = local_frame(spark, [], REPLICA_EXITS_SCHEMA)
         pids = zk_view.producer_id_blocks(events, migrating=False)
     else:
         inc = _empty_like(spark, "silver_topic_incarnations")
         asg = _empty_like(spark, "silver_partition_assignments")
         brk = local_frame(spark, [], BROKER_VIEW_SCHEMA)
-        exits = local_frame(spark, [], "topic_id string, partition int, broker_id int, exit_offset long, "
-                                "exit_time timestamp, exit_kind string")
+        exits = local_frame(spark, [], REPLICA_EXITS_SCHEMA)
         pids = _empty_like(spark, "silver_producer_id_blocks")
     if has_kraft:
         ctl, regs = kraft_view.controllers(ml), kraft_view.registration_events(ml)
@@ -103,7 +103,7 @@ def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds) -
 
 def _empty_like(spark: SparkSession, name: str) -> DataFrame:
     from jobs.tables.registry import spec
-    return local_frame(spark, [], spec(name).spark_schema())
+    return empty(spark, spec(name))
 
 
 def silver_brokers(view: ControllerView, log_dirs: DataFrame) -> DataFrame:

@@ -205,3 +205,8 @@ def test_the_validated_tables_are_not_left_cached(spark):
     run_quality(spark, QUALITY, tables, run_id="run-cache", capture_id=CAPTURE)
     level = tables["bronze_dir_entries"].storageLevel
     assert not (level.useMemory or level.useDisk), level
+    # a table the caller cached stays cached: the runner releases only what GX persisted
+    mine = bronze_dir_entries(spark).cache()
+    run_quality(spark, QUALITY, {"bronze_dir_entries": mine}, run_id="run-cache-2", capture_id=CAPTURE)
+    assert mine.storageLevel.useMemory
+    mine.unpersist()
