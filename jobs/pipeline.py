@@ -72,6 +72,10 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
 
     timer = timer or StageTimer()
     started_at = datetime.now(timezone.utc)
+    if run_quality and settings.quality.enabled:
+        from jobs.quality.gx_context import preload_in_background
+
+        preload_in_background()  # GX's import overlaps the session's start and the ingest
     spark = spark or get_spark(settings.spark)
     store = DeltaStore.from_settings(spark, settings.storage)
     capture_id = derive_capture_id(captures, capture_time)

@@ -1,0 +1,49 @@
+"""The Great Expectations preload (jobs.quality.gx_context.preload_in_background): GX imported off the main
+thread with analytics already off, and a failing import left silent for the quality stage to report."""
+import os
+import subprocess
+import sys
+import threading
+
+from jobs.quality import gx_context
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_preload_imports_gx_with_analytics_off_in_a_fresh_interpreter(tmp_path):
+    code = (
+        "import os, sys\n"
+        "os.environ.pop('GX_ANALYTICS_ENABLED', None)\n"
+        "from jobs.quality.gx_context import PRELOADED_MODULES, preload_in_background\n"
+        "before = [m for m in PRELOADED_MODULES if m in sys.modules]\n"
+        "thread = preload_in_background()\n"
+        "thread.join(300)\n"
+        "print(before, thread.is_alive(), os.environ.get('GX_ANALYTICS_ENABLED'),"
+        " all(m in sys.modules for m in PRELOADED_MODULES))\n"
+    )
+    script = tmp_path / "preload.py"  # a script, not ``-c``: pyspark takes a main module without a file for doctests
+    script.write_text(code)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] == "[] False false True"  # nothing imported before, all of it after
+
+
+def test_a_failing_preload_leaves_no_thread_traceback(monkeypatch):
+    hooked = []
+    monkeypatch.setattr(threading, "excepthook", hooked.append)
+    monkeypatch.setattr(gx_context, "PRELOADED_MODULES", ("kafka_recon_no_such_module",))
+    thread = gx_context.preload_in_background()
+    thread.join(60)
+    assert not thread.is_alive()
+    assert hooked == []  # the stage's own import reports it, once, as the stage's error
+
+
+def test_preload_turns_analytics_off_before_its_first_import(monkeypatch):
+    monkeypatch.delenv("GX_ANALYTICS_ENABLED", raising=False)
+    seen = []
+    monkeypatch.setattr(gx_context.importlib, "import_module",
+                        lambda name: seen.append((name, os.environ.get("GX_ANALYTICS_ENABLED"))))
+    gx_context.preload_in_background().join(60)
+    assert seen == [(name, "false") for name in gx_context.PRELOADED_MODULES]
