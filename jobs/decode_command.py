@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Sequence, TextIO
+from typing import Callable, Iterator, Optional, Sequence, TextIO
 
 from udfs.errors import DecodeError
 from udfs.metadata_record import MetadataRecord
@@ -92,9 +92,10 @@ def _json_line_encoder() -> Callable[[dict], bytes]:
     return encode
 
 
-def write_records(paths: Sequence[Path], out: TextIO, lines_per_write: int = 4096) -> int:
-    """Write JSON lines for every file; returns the exit status. Lines go out as bytes, a few thousand per
-    write, to ``out``'s binary buffer when it has one."""
+def write_records(paths: Sequence[Path], out: TextIO) -> int:
+    """Write JSON lines for every file; returns the exit status. Each line goes as bytes straight into
+    ``out``'s buffered binary stream when it has one. (Joining a few thousand lines per write made glibc map
+    and unmap memory on every batch: 525k page faults and 1.5 s of system time on the real 1M-record log.)"""
     status = 0
     encode = _json_line_encoder()
     sink = getattr(out, "buffer", None)
@@ -104,7 +105,6 @@ def write_records(paths: Sequence[Path], out: TextIO, lines_per_write: int = 409
     else:
         out.flush()  # whatever was written as text goes first
         write = sink.write
-    pending: List[bytes] = []
     for path in paths:
         for record in records_of(path):
             line = record.as_json_line()
@@ -113,11 +113,7 @@ def write_records(paths: Sequence[Path], out: TextIO, lines_per_write: int = 409
             if record.offset == -1 and record.error is not None and record.error.kind in ("io_error",
                                                                                           "unrecognised_file"):
                 status = 1
-            pending.append(encode(line))
-            if len(pending) >= lines_per_write:
-                write(b"".join(pending))
-                pending.clear()
-    write(b"".join(pending))
+            write(encode(line))
     if sink is not None:
         sink.flush()
     return status

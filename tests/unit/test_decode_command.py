@@ -137,5 +137,5 @@ def test_json_lines_are_compact_utf8_whichever_encoder_writes_them():
 def test_a_text_stream_without_a_byte_buffer_gets_the_same_lines(capsys):
     status, lines = run(["decode", str(SEGMENT)], capsys)
     text = io.StringIO()
-    assert decode_command.write_records([SEGMENT], text, lines_per_write=5) == status == 0
+    assert decode_command.write_records([SEGMENT], text) == status == 0
     assert [json.loads(line) for line in text.getvalue().splitlines()] == lines and len(lines) == 34  # offsets 26-59
