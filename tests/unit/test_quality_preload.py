@@ -4,10 +4,11 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from jobs.quality import gx_context
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_preload_imports_gx_with_analytics_off_in_a_fresh_interpreter(tmp_path):
@@ -23,7 +24,7 @@ def test_preload_imports_gx_with_analytics_off_in_a_fresh_interpreter(tmp_path):
     )
     script = tmp_path / "preload.py"  # a script, not ``-c``: pyspark takes a main module without a file for doctests
     script.write_text(code)
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=600)
     assert out.returncode == 0, out.stderr
