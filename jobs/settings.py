@@ -39,6 +39,7 @@ class SparkSettings:
     jvm_options: str
     shuffle_partitions: int
     interpreted_below_rows: int
+    small_capture_actions_at_once: int
     log_level: str
     extra_conf: Dict[str, str]
 

@@ -168,6 +168,16 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int) -> str:
     return mode
 
 
+def actions_at_once(settings: SparkSettings, mode: str) -> int:
+    """How many of reconcile's independent actions run at a time (:func:`jobs.reconcile.run_reconcile`):
+    ``spark.small_capture_actions_at_once`` for a capture in the small-capture profile, else one.
+
+    A small capture's action is mostly the driver planning a tiny query: one at a time kept ~1.3 of 2 cores busy,
+    two at once cut a warm reconcile by ~20% (docs/benchmarks.md). A large capture's actions are executor work
+    already spread over the cores; two at once there has not been measured, so it stays at one."""
+    return max(1, settings.small_capture_actions_at_once) if mode == "interpreted" else 1
+
+
 def _keep_session_value(spark, key: str) -> None:
     """Remember the session's own value of ``key`` before the first switch to the small profile, in the session's
     conf: a notebook's session may run both sizes, and a large capture gets that value back."""

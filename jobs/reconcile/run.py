@@ -16,6 +16,7 @@ from typing import Dict, Mapping, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 
+from jobs.driver_threads import map_at_once
 from jobs.tables import bronze as bronze_tables
 from jobs.tables import silver as silver_tables
 
@@ -47,6 +48,7 @@ from .silver_build import (
 # Every check function lives in one of these modules; each module's findings are computed by one action.
 # One plan for all of them (~140 stages on a small capture) cost more: run interpreted, a stage's task carries the
 # operator tree upstream of it, so its serialising and deserialising grew with the whole plan (docs/benchmarks.md).
+# The modules are independent of each other: ``actions_at_once`` of them are built and run at a time.
 CHECK_MODULES = (checks_replicas, checks_log_dirs, checks_deletes, checks_producer_ids, checks_metadata,
                  checks_restart_hazards, checks_transactions, checks_meta_properties, checks_reassignments,
                  checks_leader_epochs)
@@ -67,42 +69,53 @@ def _with_run(df: DataFrame, capture_id: str, run_id: str, cluster_id: Optional[
 
 
 def run_reconcile(spark: SparkSession, catalogue: Catalogue, bronze: Mapping[str, DataFrame], capture_id: str,
-                  run_id: str, capture_time: datetime) -> ReconcileResult:
+                  run_id: str, capture_time: datetime, actions_at_once: int = 1) -> ReconcileResult:
     """Reconcile one capture.
 
     :param catalogue: the checks and their thresholds (conf/checks.yaml; ``Settings.catalogue``).
     :param bronze: bronze table name -> DataFrame; missing tables count as empty.
     :param capture_time: when the capture was taken (ages of deletes are measured to it).
+    :param actions_at_once: independent actions (controller frames, silver tables, check modules) run at a
+        time from driver threads (:func:`jobs.spark_session.actions_at_once`); the findings are the same.
     :return: silver DataFrames and the findings of this capture.
     """
     if capture_time.tzinfo is None:
         capture_time = capture_time.replace(tzinfo=timezone.utc)
     b = conform_all(spark, bronze, bronze_tables.TABLES)
-    view = controller_view(spark, b, catalogue.thresholds)
+    view = controller_view(spark, b, catalogue.thresholds, actions_at_once)
     cluster = view.cluster_id
 
+    def replica_chain():
+        brokers = materialize(silver_brokers(view, b["bronze_log_dirs"]))
+        log_dirs = materialize(silver_log_dirs(view, b["bronze_log_dirs"], b["bronze_dir_entries"], brokers,
+                                               cluster))
+        return brokers, log_dirs, materialize(silver_replicas(view, b["bronze_dir_entries"], brokers, log_dirs))
+
+    def producer_ids():
+        return materialize(silver_producer_ids(view, b["bronze_producer_states"], view.pid_blocks,
+                                               catalogue.thresholds.producer_id_block_size))
+
+    (brokers, log_dirs, replicas), in_use = map_at_once(lambda build: build(), [replica_chain, producer_ids],
+                                                        actions_at_once)
     specs = {t.name: t for t in silver_tables.TABLES}
-    brokers = materialize(silver_brokers(view, b["bronze_log_dirs"]))
-    incarnations = view.incarnations
-    assignments = view.assignments
-    blocks = view.pid_blocks
     silver = {
         "silver_brokers": brokers,
-        "silver_topic_incarnations": incarnations,
-        "silver_partition_assignments": assignments,
-        "silver_producer_id_blocks": blocks,
+        "silver_topic_incarnations": view.incarnations,
+        "silver_partition_assignments": view.assignments,
+        "silver_producer_id_blocks": view.pid_blocks,
+        "silver_log_dirs": log_dirs,
+        "silver_node_registrations": view.registrations,
+        "silver_replicas": replicas,
+        "silver_producer_ids_in_use": in_use,
     }
-    log_dirs = materialize(silver_log_dirs(view, b["bronze_log_dirs"], b["bronze_dir_entries"], brokers, cluster))
-    silver["silver_log_dirs"] = log_dirs
-    silver["silver_node_registrations"] = view.registrations
-    replicas = materialize(silver_replicas(view, b["bronze_dir_entries"], brokers, log_dirs))
-    in_use = materialize(silver_producer_ids(view, b["bronze_producer_states"], blocks,
-                                             catalogue.thresholds.producer_id_block_size))
-    silver["silver_replicas"] = replicas
-    silver["silver_producer_ids_in_use"] = in_use
     ctx = CheckContext(spark, catalogue, capture_id, run_id, capture_time, cluster, view, b, silver, replicas,
                        log_dirs)
-    parts = [materialize(union_all(rows)) for rows in (module.all_checks(ctx) for module in CHECK_MODULES) if rows]
+
+    def module_rows(module) -> Optional[DataFrame]:
+        rows = module.all_checks(ctx)
+        return materialize(union_all(rows)) if rows else None
+
+    parts = [p for p in map_at_once(module_rows, CHECK_MODULES, actions_at_once) if p is not None]
     findings = materialize(assemble(parts, catalogue, brokers, cluster, capture_id, run_id, capture_time))
     out = {name: conform(_with_run(df, capture_id, run_id, cluster), specs[name]) for name, df in silver.items()}
     return ReconcileResult(out, findings, cluster, view.mode, catalogue)

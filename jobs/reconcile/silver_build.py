@@ -7,6 +7,7 @@ from typing import Optional
 
 from pyspark.sql import DataFrame, SparkSession, Window
 
+from jobs.driver_threads import map_at_once
 from jobs.local_frames import local_frame
 
 from . import kraft_view, zk_view
@@ -51,7 +52,9 @@ class ControllerView:
         return self.mode != "none"
 
 
-def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds) -> ControllerView:
+def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds, at_once: int = 1) -> ControllerView:
+    """The controller's side of the capture, from whichever of the KRaft log and ZooKeeper it has; its frames are
+    materialised up to ``at_once`` at a time (jobs.driver_threads)."""
     ml = build_metadata_log(spark, bronze["bronze_metadata_records"], bronze["bronze_metadata_copies"],
                             bronze.get("bronze_metadata_batches"))
     events = bronze["bronze_zk_events"]
@@ -96,9 +99,9 @@ def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds) -
     else:
         ctl = local_frame(spark, [], "node_id int")
         regs = _empty_like(spark, "silver_node_registrations").drop("capture_id", "run_id", "cluster_id")
-    return ControllerView(mode, cluster, ml, materialize(inc), materialize(asg), materialize(brk), materialize(exits),
-                          materialize(pids), materialize(zk_view.renamed_for_delete(events)), materialize(ctl),
-                          regs)
+    inc, asg, brk, exits, pids, renamed, ctl = map_at_once(
+        materialize, [inc, asg, brk, exits, pids, zk_view.renamed_for_delete(events), ctl], at_once)
+    return ControllerView(mode, cluster, ml, inc, asg, brk, exits, pids, renamed, ctl, regs)
 
 
 def _empty_like(spark: SparkSession, name: str) -> DataFrame:

@@ -7,8 +7,9 @@ tables written and a re-run replaces them, as before.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, Iterable, List, TypeVar
+
+from jobs.driver_threads import map_at_once
 
 Name = TypeVar("Name")
 
@@ -16,16 +17,9 @@ Name = TypeVar("Name")
 def write_each(names: Iterable[Name], write: Callable[[Name], object], parallelism: int = 1) -> List[Name]:
     """Call ``write(name)`` for every name, up to ``parallelism`` at once; return the names.
 
-    Every write runs even when one fails; then the first failure in ``names`` order is raised.
+    As :func:`jobs.driver_threads.map_at_once`: several at once, every write runs even when one fails, then the
+    first failure in ``names`` order is raised.
     """
     names = list(names)
-    if parallelism <= 1 or len(names) <= 1:
-        for name in names:
-            write(name)
-        return names
-    with ThreadPoolExecutor(max_workers=parallelism, thread_name_prefix="kr-write") as pool:
-        futures = [pool.submit(write, name) for name in names]
-        wait(futures)
-    for future in futures:
-        future.result()
+    map_at_once(write, names, parallelism, name="kr-write")
     return names
