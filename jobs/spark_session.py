@@ -173,8 +173,8 @@ def actions_at_once(settings: SparkSettings, mode: str) -> int:
     ``spark.small_capture_actions_at_once`` for a capture in the small-capture profile, else one.
 
     A small capture's action is mostly the driver planning a tiny query: one at a time kept ~1.3 of 2 cores busy,
-    two at once cut a warm reconcile by ~20% (docs/benchmarks.md). A large capture's actions are executor work
-    already spread over the cores; two at once there has not been measured, so it stays at one."""
+    two at once cut a warm reconcile by ~16% (docs/benchmarks.md). A large capture's actions are executor work
+    already spread over the cores: on the 400k fleet two at once was within noise, so it stays at one."""
     return max(1, settings.small_capture_actions_at_once) if mode == "interpreted" else 1
 
 

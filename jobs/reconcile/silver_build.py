@@ -54,7 +54,7 @@ class ControllerView:
 
 def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds, at_once: int = 1) -> ControllerView:
     """The controller's side of the capture, from whichever of the KRaft log and ZooKeeper it has; its frames are
-    materialised up to ``at_once`` at a time (jobs.driver_threads)."""
+    materialized up to ``at_once`` at a time (jobs.driver_threads)."""
     ml = build_metadata_log(spark, bronze["bronze_metadata_records"], bronze["bronze_metadata_copies"],
                             bronze.get("bronze_metadata_batches"))
     events = bronze["bronze_zk_events"]
