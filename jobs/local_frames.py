@@ -44,3 +44,13 @@ def local_frame(spark: SparkSession, rows: Sequence[Sequence[Any]], schema: Unio
     values = ", ".join("(" + ", ".join(sql_literal(v) for v in r) + ")" for r in rows)
     names = ", ".join(f"c{i}" for i in range(width))
     return spark.sql(f"SELECT {columns(lambda i: f'c{i}')} FROM VALUES {values} AS t({names})")
+
+
+def is_empty_local(df: DataFrame) -> bool:
+    """Whether Spark's optimizer already knows ``df`` has no rows (it folds any plan over an empty local relation
+    into one): a writer can then skip the Spark job. Planning only, no job; False when unsure."""
+    try:
+        plan = df._jdf.queryExecution().optimizedPlan()
+        return plan.getClass().getSimpleName() == "LocalRelation" and plan.data().isEmpty()
+    except Exception:  # noqa: BLE001 - another runtime's plan classes: just write
+        return False

@@ -127,7 +127,7 @@ SMALL_CAPTURE_CONF = {
 _SESSION_VALUE = "spark.kafka_recon.session_value."  # the session's own value of a key, kept before the first switch
 
 
-def fit_execution_to_size(spark, settings: SparkSettings, rows: int) -> str:
+def fit_execution_to_size(spark, settings: SparkSettings, rows: int, scope: str = "run") -> str:
     """Run a small capture with :data:`SMALL_CAPTURE_CONF`, a large one the way the session was configured
     (compiled expressions); returns the mode chosen: interpreted (the small profile) or compiled.
 
@@ -136,7 +136,8 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int) -> str:
     work (healthy 3-broker reconcile, warm: 28 s compiled, 21-22 s interpreted, 17-18 s with the whole profile;
     docs/benchmarks.md). The settings are runtime SQL settings, so they apply to everything the session plans
     after this call. A key the user gave in ``spark.extra_conf`` is left alone (a ``spark.sql.codegen.*`` one:
-    mode ``configured``); ``spark.interpreted_below_rows: 0`` always compiles.
+    mode ``configured``); ``spark.interpreted_below_rows: 0`` always compiles. ``scope``: what the mode is for
+    (``run``: the rest of the run, logged; another name: one step planned next, e.g. ``copies``, logged at debug).
     """
     from .stage_log import get_logger
 
@@ -164,7 +165,10 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int) -> str:
         return "unchanged"
     if CODEGEN_MODE_KEY in settings.extra_conf:
         mode = "configured"
-    get_logger().info("stage=ingest execution_mode=%s rows=%d interpreted_below_rows=%d", mode, rows, limit)
+    if scope == "run":
+        get_logger().info("stage=ingest execution_mode=%s rows=%d interpreted_below_rows=%d", mode, rows, limit)
+    else:
+        get_logger().debug("stage=ingest execution_mode=%s for=%s rows=%d", mode, scope, rows)
     return mode
 
 

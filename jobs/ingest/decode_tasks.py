@@ -20,6 +20,7 @@ from .filesystems import join, open_root
 from .log_dir_rows import FILES, DecodeOptions, decode_entries
 from .loose_files import LooseFile, decode_loose, parse_time
 from .tagged_rows import RowSink
+from .task_gc import fewer_collections
 
 UNIT_DDL = "kind string, root string, path string, display string, size long, headless boolean"
 
@@ -165,7 +166,8 @@ def map_partition(options: DecodeOptions) -> Callable[[Iterator[pa.RecordBatch]]
         def units() -> Iterator[Dict[str, Any]]:
             for batch in batches:
                 yield from batch.to_pylist()
-        yield from decode_units(units(), options)
+        with fewer_collections():
+            yield from decode_units(units(), options)
     return run
 
 

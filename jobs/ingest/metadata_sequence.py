@@ -26,6 +26,7 @@ from .log_dir_rows import DecodeOptions, FileOutcome
 from .loose_files import LooseFile, _dump_text, readable
 from .records_direct import DirectRecords
 from .tagged_rows import SEQUENCE_TABLES, RowSink
+from .task_gc import fewer_collections
 
 SEQUENCE_UNIT_DDL = "locator string"
 SOURCE_KEYS = ("copy_id", "source_file", "source_kind", "section", "snapshot_end_offset")
@@ -158,8 +159,9 @@ def map_sequence(options: DecodeOptions, direct: Optional[DirectRecords] = None
             for batch in batches:
                 for text in batch.column("locator").to_pylist():
                     yield json.loads(text)
-        tagged = decode_sequence_files(locators(), options)
-        yield from (tagged if direct is None else direct.divert(tagged))
+        with fewer_collections():
+            tagged = decode_sequence_files(locators(), options)
+            yield from (tagged if direct is None else direct.divert(tagged))
     return run
 
 
@@ -173,21 +175,44 @@ class SequenceResult:
     rows_emitted: Dict[str, int] = field(default_factory=dict)
 
 
+CUT_GRAIN = 16  # positions a part boundary may move to, per chunk_bytes
+
+
 def chunk_starts(batches, files: List[str], chunk_bytes: int) -> Dict[str, List[int]]:
-    """Where to cut each of ``files`` for the second pass: per ``chunk_bytes`` of the file, the position of
-    the first batch starting there (from the first pass's batch rows: a few rows per file come back)."""
+    """Where to cut each of ``files`` for the second pass: into the fewest parts of at most about
+    ``chunk_bytes``, of equal size, each starting at a batch start (from the first pass's batch rows: per
+    ``chunk_bytes / CUT_GRAIN`` of a file, one row comes back).
+
+    Why equal: a 55 MB log cut every 16 MiB gave parts of 16, 16, 16 and 5 MB; on two cores one worker
+    decoded two large parts while the other finished early (real 1M log: the pass took ~1.3x its share)."""
     from pyspark.sql import functions as F
 
     if batches is None or not files or chunk_bytes <= 0:
         return {}
+    grain = max(1, chunk_bytes // CUT_GRAIN)
     rows = (batches.where(F.col("source_file").isin(files) & F.col("base_offset").isNotNull()
                           & F.col("position").isNotNull())
-            .groupBy("source_file", F.floor(F.col("position") / F.lit(chunk_bytes)).alias("chunk"))
-            .agg(F.min("position").alias("start")).collect())
-    starts: Dict[str, List[int]] = {}
+            .groupBy("source_file", F.floor(F.col("position") / F.lit(grain)).alias("grain"))
+            .agg(F.min("position").alias("start"),
+                 F.max(F.col("position") + F.coalesce(F.col("size_bytes"), F.lit(0))).alias("end")).collect())
+    grains: Dict[str, List[Tuple[int, int]]] = {}
     for row in rows:
-        starts.setdefault(row["source_file"], []).append(int(row["start"]))
-    return starts
+        grains.setdefault(row["source_file"], []).append((int(row["start"]), int(row["end"])))
+    return {path: balanced_cuts(sorted(spans), chunk_bytes) for path, spans in grains.items()}
+
+
+def balanced_cuts(spans: List[Tuple[int, int]], chunk_bytes: int) -> List[int]:
+    """Cut positions (batch starts, ascending, the first at 0 when there is one) splitting the bytes the
+    ``spans`` (``(first batch start, last batch end)`` per grain) cover into equal parts of at most about
+    ``chunk_bytes``; each boundary is the grain start nearest its ideal position."""
+    size = max(end for _, end in spans)
+    parts = max(1, -(-size // chunk_bytes))
+    starts = [start for start, _ in spans]
+    cuts = {starts[0]}
+    for k in range(1, parts):
+        ideal = size * k // parts
+        cuts.add(min(starts, key=lambda s, ideal=ideal: (abs(s - ideal), s)))
+    return sorted(cuts)
 
 
 def decode_sequence(spark, locators: List[Dict[str, Any]], auth, options: DecodeOptions,

@@ -32,6 +32,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
+from jobs.local_frames import is_empty_local
+
 from . import merge_clauses as mc
 from .embedded_files import files_named, may_hold, surely_within
 from .embedded_log import (
@@ -295,6 +297,8 @@ class EmbeddedBackend:
             if mode != "TIMESTAMP_MICROS":
                 raise ValueError(f"{_TIMESTAMP_CONF} is {mode}; the embedded backend needs TIMESTAMP_MICROS so "
                                  f"timestamps are stored as Delta 'timestamp' (jobs.spark_session sets it)")
+        if is_empty_local(df):
+            return []  # no rows: a write job would produce no file anyway
         write_id = _write_id()
         staging = f"{STAGING_DIR}/{write_id}"
         try:

@@ -213,6 +213,20 @@ def test_replace_slice_with_no_rows_empties_the_slice(spark, store):
     assert_df(store.read("t_events"), EVENTS, [r for r in EVENT_ROWS if r[0] != "c1"])
 
 
+def test_replacing_a_slice_with_rows_known_empty_runs_no_spark_job(spark, store):
+    """A frame the optimizer knows is empty (an ingest table no task emitted a row of) is not written by a
+    Spark job: the commit alone empties the slice."""
+    from jobs.local_frames import local_frame
+
+    store.append("t_events", events(spark, EVENT_ROWS), run_id="r1")
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup
+    before = len(jobs(None))
+    version = store.replace_slice("t_events", local_frame(spark, [], EVENTS.spark_schema()), slice={"capture_id": "c1"})
+    assert len(jobs(None)) == before
+    assert version == 2
+    assert_df(store.read("t_events"), EVENTS, [r for r in EVENT_ROWS if r[0] != "c1"])
+
+
 def test_slice_arguments_are_validated(spark, store):
     df = events(spark, [])
     with pytest.raises(ValueError, match="not a column"):

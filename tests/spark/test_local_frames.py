@@ -54,3 +54,17 @@ def test_rows_it_cannot_render_or_too_many_go_through_create_dataframe(spark, mo
 def test_a_row_of_the_wrong_width_is_refused(spark):
     with pytest.raises(ValueError, match="every row needs 5 values"):
         local_frame(spark, [("a", 1)], DDL)
+
+
+def test_is_empty_local_knows_what_the_optimizer_knows(spark):
+    """An empty local frame, and what it feeds, are known empty while planning; what Spark would have to run
+    to know (a filter over a range) is not."""
+    empty = local_frame(spark, [], DDL)
+    other = local_frame(spark, [("a", 1, 1, True, None)], DDL)
+    before = _jobs(spark)
+    assert local_frames.is_empty_local(empty)
+    assert local_frames.is_empty_local(other.join(empty, "log_dir").select("log_dir"))
+    assert not local_frames.is_empty_local(other)
+    assert local_frames.is_empty_local(other.where("broker_id = 2"))  # local rows are filtered while planning
+    assert not local_frames.is_empty_local(spark.range(3).where("id > 5"))  # empty, but only a job can tell
+    assert _jobs(spark) == before  # planning only
