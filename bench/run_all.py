@@ -62,7 +62,8 @@ TARGET_400K_TEXT = (f"400k replica dirs + 1M metadata records end to end <= {TAR
                     f"<= {TARGET_400K_CPU_SECONDS:.0f} CPU s")
 TARGET_4M_FACTOR = 10.0
 TARGET_DECODE_TEXT = "`kafka-recon decode` of the real 1M-record log, JSON lines out, <= 5.8 s (kafka-dump-log)"
-TARGET_BRONZE_1M_SECONDS = 5.8  # kafka-dump-log --cluster-metadata-decoder on the same file, 2 cores
+TARGET_BRONZE_1M_SECONDS = 5.8  # warm: kafka-dump-log --cluster-metadata-decoder on the same file, 2 cores
+TARGET_BRONZE_1M_FIRST_SECONDS = 10.0  # the first run in a fresh session (issue #19)
 TARGET_PACKED_SPEEDUP = 10.0
 TARGET_MEMORY_GROWTH = 1.5  # "flat": peak of the largest run / peak of the smallest run
 KAFKA_DUMP_LOG_SECONDS = 5.8
@@ -537,6 +538,15 @@ def verdict(ok: Optional[bool]) -> str:
     return "n/a" if ok is None else ("PASS" if ok else "MISS")
 
 
+TARGET_BRONZE_TEXT = (f"real 1M-record metadata log into bronze <= {TARGET_BRONZE_1M_SECONDS} s warm, "
+                      f"<= {TARGET_BRONZE_1M_FIRST_SECONDS:g} s first")
+
+
+def bronze_met(bronze: dict) -> bool:
+    """Target 3 of issue #19: the warm re-run and the first run, each against its own figure."""
+    return bronze["second_s"] <= TARGET_BRONZE_1M_SECONDS and bronze["first_s"] <= TARGET_BRONZE_1M_FIRST_SECONDS
+
+
 def evaluate(runs: List[dict], ingest: Optional[dict], bronze: Optional[dict],
              cluster_runs: Optional[List[dict]] = None, decode: Optional[dict] = None) -> List[Tuple[str, str, str]]:
     good = [r for r in runs if r["ok"] and not r["quality"]]
@@ -588,11 +598,11 @@ def evaluate(runs: List[dict], ingest: Optional[dict], bronze: Optional[dict],
     else:
         targets.append(("driver memory flat as inputs grow", "needs >= 2 sizes", "n/a"))
     if bronze and bronze.get("ok"):
-        targets.append(("real 1M-record metadata log into bronze <= 5.8 s",
-                        f"{bronze['first_s']} s (warm re-run {bronze['second_s']} s; load {bronze['load_after']})",
-                        verdict(bronze["first_s"] <= TARGET_BRONZE_1M_SECONDS)))
+        targets.append((TARGET_BRONZE_TEXT,
+                        f"warm {bronze['second_s']} s, first {bronze['first_s']} s (load {bronze['load_after']})",
+                        verdict(bronze_met(bronze))))
     else:
-        targets.append(("real 1M-record metadata log into bronze <= 5.8 s", "not run / failed", "n/a"))
+        targets.append((TARGET_BRONZE_TEXT, "not run / failed", "n/a"))
     command = (decode or {}).get("command", {})
     if command.get("ok"):
         targets.append((TARGET_DECODE_TEXT, f"{command['wall_s']} s wall ({command['cpu_s']} CPU s, load "
@@ -760,7 +770,7 @@ def append_history(path: str, machine: dict, runs: List[dict], ingest, decode, b
                          "wall_s": command["wall_s"], "cpu_s": command["cpu_s"]})
     if bronze and bronze.get("ok"):
         rows.append({**base, "kind": "bronze_real_1m", "load_1m": bronze["load_after"].split("/")[0],
-                     "metadata_records": 1_000_001, "ok": bronze["first_s"] <= TARGET_BRONZE_1M_SECONDS,
+                     "metadata_records": 1_000_001, "ok": bronze_met(bronze),
                      "wall_s": bronze["first_s"], "extra": f"warm {bronze['second_s']} s"})
     new = not os.path.exists(path)
     with open(path, "a", newline="") as f:
