@@ -49,8 +49,13 @@ def conform_all(spark: SparkSession, frames: Mapping[str, DataFrame], specs: Ite
 
 
 def basename(path: Column) -> Column:
-    """Last component of a path or URI, ignoring trailing slashes."""
-    return F.regexp_extract(path, r"([^/\\]+)[/\\]*$", 1)
+    """Last component of a path or URI (``/`` or ``\\`` separated), ignoring trailing separators.
+
+    Not ``regexp_extract(path, '([^/\\\\]+)[/\\\\]*$', 1)``, which it replaces: Java's regex tried that pattern
+    from every position of the path, ~26 us per 116-character log dir, 10.6 s of the 400k fleet's silver_replicas
+    (one per replica dir); this takes ~1 us. The trailing separators go first, then the part after the last one."""
+    trimmed = F.regexp_replace(path, r"[/\\]+$", "")
+    return F.substring_index(F.translate(trimmed, "\\", "/"), "/", -1)
 
 
 def iso(ts: Column) -> Column:
@@ -96,6 +101,16 @@ def assigned_element(arr: Column, replicas: Column, broker: Column) -> Column:
 
 def int_list_text(arr: Column) -> Column:
     return F.concat(F.lit("["), F.array_join(arr.cast("array<string>"), ", "), F.lit("]"))
+
+
+def small_side(df: DataFrame) -> DataFrame:
+    """A join's small side (one row per topic, topic name, log dir or broker), broadcast when the session allows
+    broadcast joins. Why: a checkpointed frame carries no size estimate, so Spark never broadcasts it on its own
+    and shuffles the large side (a row per replica dir) once per join instead: eight exchanges of 400k rows in
+    silver_replicas on the 400k fleet. The small-capture profile turns broadcasts off (each is a job of its own
+    there), and a user's ``spark.sql.autoBroadcastJoinThreshold: -1`` is respected the same way."""
+    threshold = str(df.sparkSession.conf.get("spark.sql.autoBroadcastJoinThreshold", "0")).strip()
+    return df if threshold.startswith("-") else F.broadcast(df)
 
 
 def materialize(df: DataFrame) -> DataFrame:

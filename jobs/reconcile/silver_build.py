@@ -13,7 +13,7 @@ from jobs.local_frames import local_frame
 from . import kraft_view, zk_view
 from . import sql_functions as F
 from .catalogue import Thresholds
-from .frames import assigned_element, basename, empty, int_list_text, materialize, real_directory
+from .frames import assigned_element, basename, empty, int_list_text, materialize, real_directory, small_side
 from .metadata_log import MetadataLog, build_metadata_log
 
 REPLICA_KINDS = ("partition", "future", "delete", "stray")
@@ -258,7 +258,7 @@ def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataF
     dir speaks for them."""
     if log_dirs is not None:
         skip = log_dirs.filter(F.col("state").isin(*UNRECONCILED_STATES) & F.col("log_dir").isNotNull())
-        dir_entries = dir_entries.join(skip.select("log_dir"), "log_dir", "left_anti")
+        dir_entries = dir_entries.join(small_side(skip.select("log_dir")), "log_dir", "left_anti")
     d = (dir_entries.filter(F.col("entry_kind").isin(*REPLICA_KINDS))
          .select("broker_id", "log_dir", basename(F.col("log_dir")).alias("log_dir_name"), "directory_id",
                  F.col("entry_name").alias("dir_name"), "entry_kind", F.col("topic").alias("topic_from_name"),
@@ -277,10 +277,10 @@ def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataF
                          F.max(F.col("deleted")).alias("_name_deleted"))
                     .withColumn("name_delete_evidence", F.lit(True)))
     parsed_name = F.when(F.col("entry_kind").isin("partition", "future"), F.col("topic_from_name"))
-    r = (d.join(by_id, "topic_id", "left")
+    r = (d.join(small_side(by_id), "topic_id", "left")
          .withColumn("topic_name", F.coalesce("inc_name", "topic_from_name"))
-         .join(live_names, "topic_name", "left")
-         .join(name_deleted, "topic_name", "left"))
+         .join(small_side(live_names), "topic_name", "left")
+         .join(small_side(name_deleted), "topic_name", "left"))
     zk_only = F.lit(view.mode == "zookeeper")
     id_state = (F.when(F.col("topic_id").isNull(), "none")
                 .when(F.col("_live"), "live")
@@ -303,9 +303,10 @@ def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataF
                  F.coalesce(F.col("last_change_offset"), F.lit(-1))).alias("_n")).select("topic_name", "partition", "_n.*")
     counts = asg.groupBy("topic_id").agg(F.max("partition_count").alias("_count_by_id"))
     name_counts = asg.groupBy("topic_name").agg(F.max("partition_count").alias("_count_by_name"))
+    # per partition: not broadcast (a million partitions would be a large broadcast built on the driver)
     r = (r.join(by_id_asg, ["topic_id", "partition"], "left")
          .join(by_name_asg, ["topic_name", "partition"], "left")
-         .join(counts, "topic_id", "left").join(name_counts, "topic_name", "left"))
+         .join(small_side(counts), "topic_id", "left").join(small_side(name_counts), "topic_name", "left"))
     use_name = F.col("topic_id").isNull() | F.col("_asg_tid").isNull()
     replicas = F.when(F.col("_r1").isNotNull(), F.col("_r1")).when(use_name, F.col("_r2"))
     isr = F.when(F.col("_r1").isNotNull(), F.col("_i1")).when(use_name, F.col("_i2"))
@@ -316,7 +317,7 @@ def silver_replicas(view: ControllerView, dir_entries: DataFrame, brokers: DataF
          .withColumn("assigned_directory_id", assigned_element(dirs, F.col("_replicas"), F.col("broker_id")))
          .withColumn("partition_count", F.when(F.col("id_state") == "live", F.col("_count_by_id"))
                      .otherwise(F.col("_count_by_name"))))
-    r = r.join(brokers.select("broker_id", F.col("state").alias("broker_state")), "broker_id", "left")
+    r = r.join(small_side(brokers.select("broker_id", F.col("state").alias("broker_state"))), "broker_id", "left")
 
     name_live = F.coalesce(F.col("_name_live"), F.lit(False))
     kraft = F.lit(view.kraft_rules)
