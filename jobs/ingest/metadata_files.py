@@ -62,8 +62,6 @@ def record_blocks(data: Any, outcome, source: Mapping[str, Any],
         yield columns.take(RECORDS_STRUCT)
 
 
-
-
 def emit_records(data: Any, sink, outcome, source: Mapping[str, Any],
                  max_decompressed_bytes: int = DEFAULT_DECOMPRESSION_LIMIT, start: int = 0,
                  end: Optional[int] = None) -> Iterator:
