@@ -66,7 +66,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     from jobs.reconcile.gold import run_summary_frame, run_summary_values, write_findings
     from jobs.reconcile.run import run_reconcile
     from jobs.report.writer import write_reports
-    from jobs.spark_session import actions_at_once, get_spark
+    from jobs.spark_session import get_spark
     from jobs.tables.delta_store import DeltaStore
     from jobs.tables.parallel_writes import write_each
 
@@ -96,8 +96,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
 
     with timer.stage("reconcile") as st:
         bronze = {name: store.read(name).where(F.col("capture_id") == capture_id) for name in ingest.tables}
-        result = run_reconcile(spark, settings.catalogue, bronze, capture_id, run_id, when,
-                               actions_at_once(settings.spark, ingest.execution_mode))
+        result = run_reconcile(spark, settings.catalogue, bronze, capture_id, run_id, when)
         write_each(result.silver, lambda name: store.replace_slice(name, result.silver[name],
                                                                    slice={"capture_id": capture_id}),
                    store.write_parallelism)

@@ -162,9 +162,11 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int, scope: str 
         get_logger().warning("stage=ingest execution_settings_unchanged=%s reason=%s", ",".join(refused),
                              next(iter(refused.values())))
     if CODEGEN_MODE_KEY in refused:
+        _remember_actions_at_once(spark, 1)
         return "unchanged"
     if CODEGEN_MODE_KEY in settings.extra_conf:
         mode = "configured"
+    _remember_actions_at_once(spark, actions_at_once(settings, mode))
     if scope == "run":
         get_logger().info("stage=ingest execution_mode=%s rows=%d interpreted_below_rows=%d", mode, rows, limit)
     else:
@@ -180,6 +182,26 @@ def actions_at_once(settings: SparkSettings, mode: str) -> int:
     two at once cut a warm reconcile by ~16% (docs/benchmarks.md). A large capture's actions are executor work
     already spread over the cores: on the 400k fleet two at once was within noise, so it stays at one."""
     return max(1, settings.small_capture_actions_at_once) if mode == "interpreted" else 1
+
+
+_ACTIONS_KEY = "spark.kafka_recon.actions_at_once"  # chosen with the profile, read by reconcile
+
+
+def _remember_actions_at_once(spark, count: int) -> None:
+    try:
+        spark.conf.set(_ACTIONS_KEY, str(count))
+    except Exception:  # noqa: BLE001 - a runtime refusing session conf: reconcile then runs one at a time
+        pass
+
+
+def session_actions_at_once(spark) -> int:
+    """What :func:`fit_execution_to_size` chose for this session's capture (:func:`actions_at_once`; 1 before
+    any ingest): reconcile runs that many independent actions at a time, whoever calls it (the job, a notebook,
+    the tests)."""
+    try:
+        return max(1, int(spark.conf.get(_ACTIONS_KEY, "1")))
+    except (ValueError, TypeError):
+        return 1
 
 
 def _keep_session_value(spark, key: str) -> None:

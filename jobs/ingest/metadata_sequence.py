@@ -202,7 +202,7 @@ def chunk_starts(batches, files: List[str], chunk_bytes: int) -> Dict[str, List[
 
 
 def balanced_cuts(spans: List[Tuple[int, int]], chunk_bytes: int) -> List[int]:
-    """Cut positions (batch starts, ascending, the first at 0 when there is one) splitting the bytes the
+    """Cut positions (batch starts, ascending, the first being the first batch's start) splitting the bytes the
     ``spans`` (``(first batch start, last batch end)`` per grain) cover into equal parts of at most about
     ``chunk_bytes``; each boundary is the grain start nearest its ideal position."""
     size = max(end for _, end in spans)

@@ -17,6 +17,7 @@ from typing import Dict, Mapping, Optional
 from pyspark.sql import DataFrame, SparkSession
 
 from jobs.driver_threads import map_at_once
+from jobs.spark_session import session_actions_at_once
 from jobs.tables import bronze as bronze_tables
 from jobs.tables import silver as silver_tables
 
@@ -69,18 +70,21 @@ def _with_run(df: DataFrame, capture_id: str, run_id: str, cluster_id: Optional[
 
 
 def run_reconcile(spark: SparkSession, catalogue: Catalogue, bronze: Mapping[str, DataFrame], capture_id: str,
-                  run_id: str, capture_time: datetime, actions_at_once: int = 1) -> ReconcileResult:
+                  run_id: str, capture_time: datetime, actions_at_once: Optional[int] = None) -> ReconcileResult:
     """Reconcile one capture.
 
     :param catalogue: the checks and their thresholds (conf/checks.yaml; ``Settings.catalogue``).
     :param bronze: bronze table name -> DataFrame; missing tables count as empty.
     :param capture_time: when the capture was taken (ages of deletes are measured to it).
     :param actions_at_once: independent actions (controller frames, silver tables, check modules) run at a
-        time from driver threads (:func:`jobs.spark_session.actions_at_once`); the findings are the same.
+        time from driver threads; the findings are the same. Default: what ingest chose with the capture's
+        profile (:func:`jobs.spark_session.session_actions_at_once`).
     :return: silver DataFrames and the findings of this capture.
     """
     if capture_time.tzinfo is None:
         capture_time = capture_time.replace(tzinfo=timezone.utc)
+    if actions_at_once is None:
+        actions_at_once = session_actions_at_once(spark)
     b = conform_all(spark, bronze, bronze_tables.TABLES)
     view = controller_view(spark, b, catalogue.thresholds, actions_at_once)
     cluster = view.cluster_id

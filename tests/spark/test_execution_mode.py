@@ -63,3 +63,16 @@ def test_ingest_of_a_small_real_capture_switches_to_interpreted(spark, devsample
         assert result.execution_mode == "interpreted" and spark.conf.get(CODEGEN_MODE_KEY) == "NO_CODEGEN"
     finally:
         result.release()
+
+
+def test_the_profile_chosen_sets_how_many_reconcile_actions_run_at_once(spark):
+    """run_reconcile's default comes from the session: what the last fit chose (the job, notebooks and tests alike)."""
+    from jobs.spark_session import session_actions_at_once
+
+    three = _limit(500, small_capture_actions_at_once=3)
+    fit_execution_to_size(spark, three, 10)
+    assert session_actions_at_once(spark) == 3
+    fit_execution_to_size(spark, three, 10**6)
+    assert session_actions_at_once(spark) == 1
+    fit_execution_to_size(spark, _limit(500, extra_conf={CODEGEN_MODE_KEY: "NO_CODEGEN"}), 10)  # "configured"
+    assert session_actions_at_once(spark) == 1

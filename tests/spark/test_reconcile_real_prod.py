@@ -16,7 +16,6 @@ import pytest
 from epoch_files import epoch_files_as_written, epoch_rows
 
 from jobs.reconcile import run_reconcile
-from jobs.spark_session import actions_at_once
 from tests.settings_from import settings_from
 
 pytestmark = pytest.mark.spark
@@ -43,8 +42,7 @@ def runs(spark, tmp_path_factory):
         truth = json.loads((root / "expected.json").read_text())
         ingest = run_ingest(spark, s.ingest, None, [str(root)], f"cap-{name}", "run-1", execution=s.spark)
         try:
-            result = run_reconcile(spark, s.catalogue, ingest.tables, f"cap-{name}", "run-1", ingest.capture_time,
-                                   actions_at_once(s.spark, ingest.execution_mode))  # as the job runs it
+            result = run_reconcile(spark, s.catalogue, ingest.tables, f"cap-{name}", "run-1", ingest.capture_time)
             findings = [r.asDict() for r in result.findings.collect()]
             log_dirs = [r.asDict() for r in result.silver["silver_log_dirs"].collect()]
             brokers = [r.asDict() for r in result.silver["silver_brokers"].collect()]

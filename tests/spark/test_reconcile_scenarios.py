@@ -20,7 +20,6 @@ import pytest
 from jobs.reconcile import run_reconcile
 from jobs.reconcile.expected import MATCH_KEYS, compare
 from jobs.simulate.scenarios import names
-from jobs.spark_session import actions_at_once
 from tests.settings_from import settings_from
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -41,8 +40,7 @@ def _run(spark, out, scenario: str, packed: bool):
     s = settings_from()
     ingest = run_ingest(spark, s.ingest, None, [str(out)], f"cap-{scenario}", "run-1", execution=s.spark)
     try:
-        result = run_reconcile(spark, s.catalogue, ingest.tables, f"cap-{scenario}", "run-1", ingest.capture_time,
-                               actions_at_once(s.spark, ingest.execution_mode))  # as the job runs it
+        result = run_reconcile(spark, s.catalogue, ingest.tables, f"cap-{scenario}", "run-1", ingest.capture_time)
         actual = [r.asDict() for r in result.findings.collect()]
     finally:
         ingest.release()

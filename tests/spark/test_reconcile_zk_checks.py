@@ -12,7 +12,6 @@ from epoch_files import epoch_files_as_written, epoch_rows
 
 from jobs.reconcile import run_reconcile
 from jobs.reconcile.catalogue import default_catalogue
-from jobs.spark_session import actions_at_once
 from tests.settings_from import settings_from
 
 H1, H2 = "d" * 32, "e" * 32
@@ -145,8 +144,7 @@ def test_real_z2_capture_gives_only_the_stuck_delete(spark, tmp_path, fixtures_d
     s = settings_from()
     ingest = run_ingest(spark, s.ingest, None, str(tmp_path / "Z2"), "z2", "run-z2", execution=s.spark)
     try:
-        result = run_reconcile(spark, s.catalogue, ingest.tables, "z2", "run-z2", ingest.capture_time,
-                               actions_at_once(s.spark, ingest.execution_mode))  # as the job runs it
+        result = run_reconcile(spark, s.catalogue, ingest.tables, "z2", "run-z2", ingest.capture_time)
         findings = [r.asDict() for r in result.findings.collect()]
         states = {r["broker_id"]: r["state"] for r in result.silver["silver_brokers"].collect()}
         epochs = [r.asDict() for r in ingest.tables["bronze_leader_epochs"].collect()]
