@@ -488,8 +488,13 @@ def helper_main(args: List[str], out_json: str) -> int:
     name = args[0]
     sets = [f"spark.master={MASTER}"] + ([f"storage.root={args[2]}"] if name == "bronze" else [])
     settings = Settings.load(None, sets)
+    size = None
+    if name == "bronze":  # the JVM flags the nightly would start with for this capture
+        from jobs.ingest.discover import capture_bytes_below, discover
+
+        size = capture_bytes_below(discover([args[1]]), settings.spark.small_capture_jvm_below_bytes)
     t0 = time.monotonic()
-    spark = get_spark(settings.spark, master=MASTER)
+    spark = get_spark(settings.spark, master=MASTER, capture_bytes=size)
     result = {"session_s": round(time.monotonic() - t0, 2), "load_before": loadavg()}
     if name == "bronze":
         from jobs.ingest.stage import run_ingest

@@ -76,7 +76,11 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
         from jobs.quality.gx_context import preload_in_background
 
         preload_in_background()  # GX's import overlaps the session's start and the ingest
-    spark = spark or get_spark(settings.spark)
+    if spark is None:
+        from jobs.ingest.discover import capture_bytes_below
+
+        size = capture_bytes_below(units, settings.spark.small_capture_jvm_below_bytes) if units else None
+        spark = get_spark(settings.spark, capture_bytes=size)
     store = DeltaStore.from_settings(spark, settings.storage)
     capture_id = derive_capture_id(captures, capture_time)
     out = Path(out_dir)

@@ -37,6 +37,8 @@ class SparkSettings:
     master: str
     driver_memory: str
     jvm_options: str
+    small_capture_jvm_options: str
+    small_capture_jvm_below_bytes: int
     shuffle_partitions: int
     interpreted_below_rows: int
     small_capture_actions_at_once: int

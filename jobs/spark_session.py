@@ -40,9 +40,10 @@ def check_java(min_major: int = 17) -> str:
 
 
 def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Mapping[str, str]] = None,
-              master: Optional[str] = None):
+              master: Optional[str] = None, capture_bytes: Optional[int] = None):
     """An existing active session, else a new one configured from ``settings`` (default: conf/*.yaml and the
-    environment's KAFKA_RECON__SPARK__* settings)."""
+    environment's KAFKA_RECON__SPARK__* settings). ``capture_bytes``: the capture's size when it is known before
+    the JVM starts (:func:`jvm_options_for`)."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -57,7 +58,12 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
     if "SPARK_HOME" not in os.environ and not os.environ.get("DATABRICKS_RUNTIME_VERSION"):
         check_java()
-    jvm_options = sp.jvm_options
+    jvm_options = jvm_options_for(sp, capture_bytes)
+    if jvm_options != sp.jvm_options:
+        from .stage_log import get_logger
+
+        get_logger().info("stage=startup capture_bytes=%d small_capture_jvm_below_bytes=%d jvm_options_added=%s",
+                          capture_bytes, sp.small_capture_jvm_below_bytes, sp.small_capture_jvm_options)
     builder = (
         SparkSession.builder.appName(sp.app_name)
         .master(master)
@@ -85,6 +91,21 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     if sp.log_level.upper() == "WARN":
         _quiet_loggers(spark)
     return spark
+
+
+def jvm_options_for(settings: SparkSettings, capture_bytes: Optional[int]) -> str:
+    """The JVM flags of a session this job starts: ``spark.jvm_options``, and for a capture known to be smaller
+    than ``spark.small_capture_jvm_below_bytes`` also ``spark.small_capture_jvm_options``.
+
+    Why: a one-shot run of a small capture spends its time planning queries in a cold JVM, and the optimizing
+    compiler (C2) took ~22 of a devsample nightly's ~75 CPU seconds on two cores, compiling code the run hardly
+    used again. The client compiler alone (``-XX:TieredStopAtLevel=1``) made such nightlies 12-17% shorter up to
+    the 100k-replica fleet (379 MB of packs), but the 400k fleet (5.9 GB) 9% longer: its work runs long enough
+    for C2's code to pay (docs/benchmarks.md, session 19). An unknown size (None) keeps the default.
+    """
+    small = (capture_bytes is not None and capture_bytes < settings.small_capture_jvm_below_bytes
+             and settings.small_capture_jvm_options.strip())
+    return f"{settings.jvm_options} {settings.small_capture_jvm_options}".strip() if small else settings.jvm_options
 
 
 # Loggers whose warnings ask nothing of the user (only in a session this job starts; their errors stay):
@@ -123,6 +144,9 @@ SMALL_CAPTURE_CONF = {
     "spark.sql.adaptive.enabled": "false",  # AQE runs every exchange as a job of its own and re-plans after it
     "spark.sql.shuffle.partitions": "1",  # a few hundred rows: one task per stage
     "spark.sql.autoBroadcastJoinThreshold": "-1",  # no broadcast job per join; a sort-merge join of one partition
+    # runtime Bloom filters: a devsample reconcile planned 24 (each a subquery aggregating a few log dirs into a
+    # 1 MB filter before its join); in a cold JVM the first cost ~2 s, for a few hundred rows (docs/benchmarks.md)
+    "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
 }
 _SESSION_VALUE = "spark.kafka_recon.session_value."  # the session's own value of a key, kept before the first switch
 

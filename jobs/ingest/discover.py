@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import dataclass
-from typing import Iterable, List, Sequence, Union
+from typing import Iterable, Iterator, List, Optional, Sequence, Union
 
 from pyarrow import fs as pafs
 
@@ -27,6 +27,7 @@ KAFKA_TOP_FILES = frozenset({
     "cleaner-offset-checkpoint", ".lock", ".kafka_cleanshutdown",
 })
 MAX_DEPTH = 32  # a symlink loop must not hang discovery
+SIZE_WALK_MAX_ENTRIES = 50_000  # capture_bytes_below gives up (a large capture) after this many log-dir entries
 
 
 @dataclass(frozen=True)
@@ -147,3 +148,43 @@ def plan_tasks(units: Sequence[WorkUnit], files_per_task: int) -> List[List[Work
     for start in range(0, len(loose), per_task):
         tasks.append(loose[start:start + per_task])
     return tasks
+
+
+def capture_bytes_below(units: Sequence[WorkUnit], limit: int,
+                        max_entries: int = SIZE_WALK_MAX_ENTRIES) -> Optional[int]:
+    """The capture's bytes when they are fewer than ``limit``, else None (also when that cannot be known cheaply).
+
+    Packs and loose files carry their size from discovery; a local log dir is walked (symlinks not followed), at
+    most ``max_entries`` entries, stopping as soon as ``limit`` is reached; a log dir on a remote filesystem is not
+    walked (None). What it is for: choosing the JVM's flags before the JVM starts (``spark.small_capture_jvm_*``).
+    """
+    total, entries = 0, 0
+    for unit in units:
+        if unit.size >= 0:
+            total += unit.size
+        elif unit.kind == "log_dir":
+            if "://" in unit.root:
+                return None
+            for size in _sizes_under(unit.path):
+                total, entries = total + size, entries + 1
+                if total >= limit or entries >= max_entries:
+                    return None
+        if total >= limit:
+            return None
+    return total
+
+
+def _sizes_under(folder: str) -> Iterator[int]:
+    """The size of every entry under ``folder`` (folders count 0), depth first, links not followed."""
+    stack = [folder]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                        yield 0
+                    else:
+                        yield entry.stat(follow_symlinks=False).st_size
+        except OSError:  # unreadable: ingest reports it; the size is what could be seen
+            continue

@@ -50,6 +50,8 @@ def test_log_dirs_without_a_controller_view_stop_after_ingest_unless_allowed(cap
     assert [g["reason"] for g in summary["inputs"]["gaps"]] == ["no_controller_view"]
     assert "ingest" in summary["stages"] and not (tmp_path / "r1" / "out" / "report.html").exists()
     assert "stage=ingest status=stopped" in err and "status=progress" in err and "Traceback" not in err
+    # a capture this small starts its JVM with the client compiler only (spark.small_capture_jvm_*)
+    assert "jvm_options_added=-XX:TieredStopAtLevel=1" in err
 
     code, summary = _nightly(disks, tmp_path / "r2", tmp_path / "t", "--allow-partial")
     assert code == nightly.EXIT_FINDINGS and summary["status"] == "findings"
