@@ -17,6 +17,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Union
 from pyarrow import fs as pafs
 
 from collector import PACK_SUFFIXES  # *.jsonl.gz, *.jsonl: a file that is no pack is decoded as loose
+from udfs.log_dir_names import METADATA_TOPIC
 
 from .filesystems import normalize_root, open_root, relative
 
@@ -152,11 +153,13 @@ def plan_tasks(units: Sequence[WorkUnit], files_per_task: int) -> List[List[Work
 
 def capture_bytes_below(units: Sequence[WorkUnit], limit: int,
                         max_entries: int = SIZE_WALK_MAX_ENTRIES) -> Optional[int]:
-    """The capture's bytes when they are fewer than ``limit``, else None (also when that cannot be known cheaply).
+    """The bytes a run decodes, when fewer than ``limit``; else None (also when that cannot be known cheaply).
 
-    Packs and loose files carry their size from discovery; a local log dir is walked (symlinks not followed), at
-    most ``max_entries`` entries, stopping as soon as ``limit`` is reached; a log dir on a remote filesystem is not
-    walked (None). What it is for: choosing the JVM's flags before the JVM starts (``spark.small_capture_jvm_*``).
+    Packs and loose files count their size, known from discovery. A local log dir is walked (links not followed,
+    at most ``max_entries`` entries, or None): its metadata-log copy counts its files' sizes, as ingest decodes
+    them whole, and the rest nothing, as data segments are read for batch headers only (a simulated 3-broker tree
+    is 49 GB by size, most of it sparse segments and preallocated indexes). A log dir on a remote filesystem is
+    not walked (None). What it is for: the JVM's flags, chosen before the JVM starts (``spark.small_capture_jvm_*``).
     """
     total, entries = 0, 0
     for unit in units:
@@ -165,7 +168,7 @@ def capture_bytes_below(units: Sequence[WorkUnit], limit: int,
         elif unit.kind == "log_dir":
             if "://" in unit.root:
                 return None
-            for size in _sizes_under(unit.path):
+            for size in _decoded_sizes_under(unit.path):
                 total, entries = total + size, entries + 1
                 if total >= limit or entries >= max_entries:
                     return None
@@ -174,17 +177,21 @@ def capture_bytes_below(units: Sequence[WorkUnit], limit: int,
     return total
 
 
-def _sizes_under(folder: str) -> Iterator[int]:
-    """The size of every entry under ``folder`` (folders count 0), depth first, links not followed."""
-    stack = [folder]
+def _decoded_sizes_under(log_dir: str) -> Iterator[int]:
+    """One number per entry under ``log_dir``: a metadata-log file's size, else 0 (depth first, links not
+    followed; an unreadable folder is skipped here and reported by ingest)."""
+    stack = [(log_dir, False)]
     while stack:
+        folder, metadata_log = stack.pop()
         try:
-            with os.scandir(stack.pop()) as it:
+            with os.scandir(folder) as it:
                 for entry in it:
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
+                        stack.append((entry.path, metadata_log or entry.name.startswith(METADATA_TOPIC + "-")))
                         yield 0
-                    else:
+                    elif metadata_log and entry.is_file(follow_symlinks=False):  # a link is reported, not read
                         yield entry.stat(follow_symlinks=False).st_size
-        except OSError:  # unreadable: ingest reports it; the size is what could be seen
+                    else:
+                        yield 0
+        except OSError:
             continue

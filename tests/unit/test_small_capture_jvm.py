@@ -47,24 +47,29 @@ def _tree(root, files):
             f.write(b"x" * size)
 
 
-def test_packs_and_files_count_their_size_and_a_local_log_dir_is_walked(tmp_path):
-    _tree(tmp_path / "b1", {"meta.properties": 10, "t-0/00000000000000000000.log": 300, "t-0/x.index": 90})
+def test_packs_files_and_a_log_dirs_metadata_log_count_their_size_data_segments_do_not(tmp_path):
+    _tree(tmp_path / "b1", {"meta.properties": 10, "__cluster_metadata-0/00000000000000000000.log": 300,
+                            "__cluster_metadata-0/00000000000000000000.index": 90})
+    with open(tmp_path / "b1" / "meta.properties", "w") as f:
+        f.write("node.id=1\n")
+    os.makedirs(tmp_path / "b1" / "t-0")
+    with open(tmp_path / "b1" / "t-0" / "00000000000000000000.log", "wb") as f:
+        f.truncate(5 * 2**30)  # a sparse 5 GiB segment: read for batch headers only, so not counted
     _tree(tmp_path, {"b2.jsonl.gz": 400, "dump.txt": 50})
     units = discover([str(tmp_path)])
     assert sorted(u.kind for u in units) == ["file", "log_dir", "pack"]
-    assert capture_bytes_below(units, 10_000) == 10 + 300 + 90 + 400 + 50
-    assert capture_bytes_below(units, 850) is None  # the limit reached: large
-    assert capture_bytes_below(units, 851) == 850
+    assert capture_bytes_below(units, 10_000) == 300 + 90 + 400 + 50
+    assert capture_bytes_below(units, 840) is None  # the limit reached: large
+    assert capture_bytes_below(units, 841) == 840
     assert capture_bytes_below(units, 10_000, max_entries=3) is None  # too many entries to count: large
 
 
 def test_links_inside_a_log_dir_are_not_followed(tmp_path):
     _tree(tmp_path / "outside", {"big.log": 5000})
-    _tree(tmp_path / "cap" / "b1", {"meta.properties": 10})
-    os.symlink(tmp_path / "outside", tmp_path / "cap" / "b1" / "t-0")
+    _tree(tmp_path / "cap" / "b1", {"meta.properties": 10, "__cluster_metadata-0/0.log": 20})
+    os.symlink(tmp_path / "outside", tmp_path / "cap" / "b1" / "__cluster_metadata-0" / "elsewhere")
     units = discover([str(tmp_path / "cap")])
-    size = capture_bytes_below(units, 10_000)
-    assert size is not None and size < 5000
+    assert capture_bytes_below(units, 10_000) == 20
 
 
 def test_a_remote_log_dir_is_not_walked_and_counts_as_large():
@@ -76,4 +81,4 @@ def test_a_remote_log_dir_is_not_walked_and_counts_as_large():
 
 def test_the_real_devsample_is_a_small_capture():
     size = capture_bytes_below(discover([DEVSAMPLE]), settings_from().spark.small_capture_jvm_below_bytes)
-    assert size is not None and size > 100_000  # its 341 files were counted, not just its folders
+    assert size is not None and size > 100_000  # its metadata-log copies were counted
