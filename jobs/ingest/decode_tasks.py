@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from typing import Any, Callable, Dict, Iterable, Iterator, Optional
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional
 
 import pyarrow as pa
 
@@ -21,8 +21,10 @@ from .log_dir_rows import FILES, DecodeOptions, decode_entries
 from .loose_files import LooseFile, decode_loose, parse_time
 from .tagged_rows import RowSink
 from .task_gc import fewer_collections
+from .task_inputs import task_rows
 
 UNIT_DDL = "kind string, root string, path string, display string, size long, headless boolean"
+UNIT_FIELDS = tuple(part.split()[0] for part in UNIT_DDL.split(","))
 
 # PackError kinds (collector) are udfs.errors kinds: bronze_ingest_files keeps the pack's own, most
 # specific reason (unsafe_member, truncated_pack, ...)
@@ -160,14 +162,13 @@ def decode_units(units: Iterable[Dict[str, Any]], options: DecodeOptions) -> Ite
     yield from sink.drain()
 
 
-def map_partition(options: DecodeOptions) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function handed to ``DataFrame.mapInArrow`` (closes over plain, picklable options)."""
+def map_partition(options: DecodeOptions, tasks: Optional[List[List[tuple]]] = None
+                  ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function handed to ``DataFrame.mapInArrow`` (closes over plain, picklable options): over
+    :func:`jobs.ingest.task_inputs.rows_for_tasks`' frame, with the ``tasks`` list it returned."""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        def units() -> Iterator[Dict[str, Any]]:
-            for batch in batches:
-                yield from batch.to_pylist()
         with fewer_collections():
-            yield from decode_units(units(), options)
+            yield from decode_units(task_rows(batches, tasks, UNIT_FIELDS), options)
     return run
 
 

@@ -27,8 +27,8 @@ from .loose_files import LooseFile, _dump_text, readable
 from .records_direct import DirectRecords
 from .tagged_rows import SEQUENCE_TABLES, RowSink
 from .task_gc import fewer_collections
+from .task_inputs import task_frame, task_indexes
 
-SEQUENCE_UNIT_DDL = "locator string"
 SOURCE_KEYS = ("copy_id", "source_file", "source_kind", "section", "snapshot_end_offset")
 
 
@@ -150,15 +150,15 @@ def decode_sequence_files(locators: Iterable[Dict[str, Any]], options: DecodeOpt
     yield from sink.drain()
 
 
-def map_sequence(options: DecodeOptions, direct: Optional[DirectRecords] = None
+def map_sequence(options: DecodeOptions, tasks: List[List[Dict[str, Any]]], direct: Optional[DirectRecords] = None
                  ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function handed to ``DataFrame.mapInArrow`` over rows of :data:`SEQUENCE_UNIT_DDL`; with
-    ``direct``, the records are written to the table's staging folder instead of returned."""
+    """The function handed to ``DataFrame.mapInArrow`` over :func:`task_frame`'s rows: task ``i`` decodes
+    ``tasks[i]`` (file locators); with ``direct``, the records are written to the table's staging folder
+    instead of returned."""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         def locators() -> Iterator[Dict[str, Any]]:
-            for batch in batches:
-                for text in batch.column("locator").to_pylist():
-                    yield json.loads(text)
+            for task in task_indexes(batches):
+                yield from tasks[task]
         with fewer_collections():
             tagged = decode_sequence_files(locators(), options)
             yield from (tagged if direct is None else direct.divert(tagged))
@@ -236,10 +236,9 @@ def decode_sequence(spark, locators: List[Dict[str, Any]], auth, options: Decode
         return SequenceResult(None)
     starts = chunk_starts(batches, sorted({loc["source_file"] for loc in chosen if is_binary(loc)}),
                           options.metadata_chunk_bytes)
-    tasks = [[json.dumps(loc) for loc in task] for task in split_files(chosen, starts)]
-    rdd = spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(lambda task: [(text,) for text in task])
-    tagged = spark.createDataFrame(rdd, SEQUENCE_UNIT_DDL).mapInArrow(map_sequence(options, direct),
-                                                                       spark_schema(SEQUENCE_TABLES))
+    tasks = split_files(chosen, starts)
+    tagged = task_frame(spark, len(tasks)).mapInArrow(map_sequence(options, tasks, direct),
+                                                      spark_schema(SEQUENCE_TABLES))
     if direct is None:
         tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
         persisted.append(tagged)

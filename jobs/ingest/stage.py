@@ -40,6 +40,7 @@ from .log_dir_rows import DecodeOptions
 from .metadata_copies import compute_copies, copy_files_overlap, files_with_unmatched_batches, flag_sequence
 from .metadata_sequence import decode_sequence, fold_decoded_outcomes
 from .records_direct import DirectRecords
+from .task_inputs import rows_for_tasks
 
 TABLE_SPECS: Dict[str, TableSpec] = {t.name: t for t in bronze.TABLES}
 
@@ -81,13 +82,6 @@ def _unit_rows(tasks: List[List[WorkUnit]], multi_root: bool) -> List[List[tuple
         rel = u.rel_path or u.path.rstrip("/").rsplit("/", 1)[-1]
         return f"{u.root.rstrip('/')}/{u.rel_path}" if multi_root and u.rel_path else rel
     return [[(u.kind, u.root, u.path, display(u), int(u.size), bool(u.headless)) for u in task] for task in tasks]
-
-
-def _units_frame(spark: SparkSession, tasks: List[List[WorkUnit]], multi_root: bool) -> DataFrame:
-    """One partition per planned task, exactly (``parallelize`` slices a list of n lists into n partitions)."""
-    rows = _unit_rows(tasks, multi_root)
-    rdd = spark.sparkContext.parallelize(rows, max(1, len(rows))).flatMap(lambda task: task)
-    return spark.createDataFrame(rdd, UNIT_DDL)
 
 
 def _conform(df: DataFrame, spec: TableSpec, capture_id: str, run_id: str,
@@ -237,8 +231,8 @@ class IngestSteps:
         spark = self.spark
         tasks = plan_tasks(units, self.settings.files_per_task)
         if tasks:
-            units_df = _units_frame(spark, tasks, multi_root=multi_root)
-            tagged = units_df.mapInArrow(map_partition(self.options), tagged_rows.spark_schema())
+            units_df, shipped = rows_for_tasks(spark, _unit_rows(tasks, multi_root), UNIT_DDL)
+            tagged = units_df.mapInArrow(map_partition(self.options, shipped), tagged_rows.spark_schema())
         else:
             tagged = spark.createDataFrame([], tagged_rows.spark_schema())
         tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
