@@ -99,9 +99,10 @@ def jvm_options_for(settings: SparkSettings, capture_bytes: Optional[int]) -> st
 
     Why: a one-shot run of a small capture spends its time planning queries in a cold JVM, and the optimizing
     compiler (C2) took ~22 of a devsample nightly's ~75 CPU seconds on two cores, compiling code the run hardly
-    used again. The client compiler alone (``-XX:TieredStopAtLevel=1``) made such nightlies 12-17% shorter up to
-    the 100k-replica fleet (379 MB of packs), but the 400k fleet (5.9 GB) 9% longer: its work runs long enough
-    for C2's code to pay (docs/benchmarks.md, session 19). An unknown size (None) keeps the default.
+    used again. The client compiler alone (``-XX:TieredStopAtLevel=1``) made such nightlies 10-17% shorter up to
+    the 10k-replica fleet with 1M records (39 MB of packs), was within noise on the 100k fleet (379 MB) and made
+    the 400k fleet (5.9 GB) 9% longer: its work runs long enough for C2's code to pay (docs/benchmarks.md,
+    session 19). An unknown size (None) keeps the default.
     """
     small = (capture_bytes is not None and capture_bytes < settings.small_capture_jvm_below_bytes
              and settings.small_capture_jvm_options.strip())
