@@ -153,7 +153,8 @@ def decode_sequence_files(locators: Iterable[Dict[str, Any]], options: DecodeOpt
 def map_sequence(options: DecodeOptions, tasks: List[List[Dict[str, Any]]], direct: Optional[DirectRecords] = None
                  ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function handed to ``DataFrame.mapInArrow`` over :func:`task_frame`'s rows: task ``i`` decodes
-    ``tasks[i]`` (file locators); with ``direct``, the records are written to the table's staging folder
+    ``tasks[i]`` (file locators: one copy's segments and snapshot, cut into parts, so always a short list that
+    can travel with the function); with ``direct``, the records are written to the table's staging folder
     instead of returned."""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         def locators() -> Iterator[Dict[str, Any]]:

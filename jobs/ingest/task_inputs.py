@@ -31,7 +31,8 @@ def task_indexes(batches: Iterable[pa.RecordBatch]) -> Iterator[int]:
         yield from batch.column(TASK_COLUMN).to_pylist()
 
 
-def rows_for_tasks(spark, tasks: List[List[tuple]], ddl: str, limit: int = CLOSURE_LIMIT_BYTES) -> Tuple[Any, Optional[List[List[tuple]]]]:
+def rows_for_tasks(spark, tasks: List[List[tuple]], ddl: str,
+                   limit: int = CLOSURE_LIMIT_BYTES) -> Tuple[Any, Optional[List[List[tuple]]]]:
     """The frame a job's ``mapInArrow`` runs over, one partition per task, and the list its function must
     close over: ``(task_frame, tasks)`` when the pickled list is at most ``limit`` bytes, else a frame of the
     rows themselves (``ddl``) and None."""
