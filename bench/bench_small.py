@@ -24,13 +24,11 @@ DEVSAMPLE = os.path.join(ROOT, "tests", "fixtures", "kafka-devsample")
 def floor_main() -> int:
     """The floor: configuration loaded, the session started as nightly starts it for these small captures (the
     same JVM flags: ``spark.small_capture_jvm_options``), one trivial job."""
-    from jobs.ingest.discover import capture_bytes_below, discover
+    from jobs.ingest.discover import discover
     from jobs.settings import Settings
-    from jobs.spark_session import get_spark
+    from jobs.spark_session import get_spark_for_capture
 
-    settings = Settings.load(overrides=[f"spark.master={MASTER}"]).spark
-    size = capture_bytes_below(discover([DEVSAMPLE]), settings.small_capture_jvm_below_bytes)
-    spark = get_spark(settings, capture_bytes=size)
+    spark = get_spark_for_capture(Settings.load(overrides=[f"spark.master={MASTER}"]).spark, discover([DEVSAMPLE]))
     assert spark.range(1).count() == 1
     spark.stop()
     return 0

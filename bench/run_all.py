@@ -483,18 +483,18 @@ def helper_process(args: List[str], timeout: float) -> dict:
 def helper_main(args: List[str], out_json: str) -> int:
     """Inside the helper process: ``bronze CAPTURE TABLES`` or ``binaryfile-list ROOT``."""
     from jobs.settings import Settings
-    from jobs.spark_session import get_spark
+    from jobs.spark_session import get_spark_for_capture
 
     name = args[0]
     sets = [f"spark.master={MASTER}"] + ([f"storage.root={args[2]}"] if name == "bronze" else [])
     settings = Settings.load(None, sets)
-    size = None
+    units = None
     if name == "bronze":  # the JVM flags the nightly would start with for this capture
-        from jobs.ingest.discover import capture_bytes_below, discover
+        from jobs.ingest.discover import discover
 
-        size = capture_bytes_below(discover([args[1]]), settings.spark.small_capture_jvm_below_bytes)
+        units = discover([args[1]])
     t0 = time.monotonic()
-    spark = get_spark(settings.spark, master=MASTER, capture_bytes=size)
+    spark = get_spark_for_capture(settings.spark, units, master=MASTER)
     result = {"session_s": round(time.monotonic() - t0, 2), "load_before": loadavg()}
     if name == "bronze":
         from jobs.ingest.stage import run_ingest

@@ -66,7 +66,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     from jobs.reconcile.gold import run_summary_frame, run_summary_values, write_findings
     from jobs.reconcile.run import run_reconcile
     from jobs.report.writer import write_reports
-    from jobs.spark_session import get_spark
+    from jobs.spark_session import get_spark_for_capture
     from jobs.tables.delta_store import DeltaStore
     from jobs.tables.parallel_writes import write_each
 
@@ -76,11 +76,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
         from jobs.quality.gx_context import preload_in_background
 
         preload_in_background()  # GX's import overlaps the session's start and the ingest
-    if spark is None:
-        from jobs.ingest.discover import capture_bytes_below
-
-        size = capture_bytes_below(units, settings.spark.small_capture_jvm_below_bytes) if units else None
-        spark = get_spark(settings.spark, capture_bytes=size)
+    spark = spark or get_spark_for_capture(settings.spark, units)
     store = DeltaStore.from_settings(spark, settings.storage)
     capture_id = derive_capture_id(captures, capture_time)
     out = Path(out_dir)

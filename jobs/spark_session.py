@@ -11,7 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from .settings import Settings, SparkSettings
 
@@ -91,6 +91,20 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     if sp.log_level.upper() == "WARN":
         _quiet_loggers(spark)
     return spark
+
+
+def get_spark_for_capture(settings: SparkSettings, units: Optional[Sequence[Any]], master: Optional[str] = None):
+    """:func:`get_spark` for a run over the capture discovery found (``units``): a session this job starts gets
+    the JVM flags that capture's size calls for. An existing session is returned without sizing anything."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    from .ingest.discover import capture_bytes_below
+
+    size = capture_bytes_below(units, settings.small_capture_jvm_below_bytes) if units else None
+    return get_spark(settings, master=master, capture_bytes=size)
 
 
 def jvm_options_for(settings: SparkSettings, capture_bytes: Optional[int]) -> str:
