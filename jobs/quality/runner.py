@@ -1,6 +1,7 @@
 """Run the expectation suites on Spark DataFrames with Great Expectations 1.x and flatten the results.
 
-One Spark datasource, one dataframe asset + whole-dataframe batch definition + suite + validation definition +
+One Spark datasource per lane (``lanes.py``: a small capture's suites run two at a time, each lane in its own
+cloned session), one dataframe asset + whole-dataframe batch definition + suite + validation definition +
 checkpoint per table; each checkpoint runs with its DataFrame as the batch parameter. Results are flattened
 into ``gold_dq_results`` rows (``flatten.py``); Data Docs are built once at the end into ``docs_dir`` and made
 to work offline (``offline_docs.py``). The caller writes the rows with the storage layer (slice: run_id).
@@ -14,17 +15,21 @@ Example::
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
+from jobs.driver_threads import map_at_once
 from jobs.settings import QualitySettings
+from jobs.spark_session import session_actions_at_once
 from jobs.stage_log import get_logger
 from jobs.tables.registry import spec
 
 from .flatten import passed_counts, result_key, suite_rows
 from .gx_context import offline_context
+from .lanes import frames_by_lane, suite_lanes
 from .offline_docs import make_offline
 from .suites import KNOWN_CHECK_IDS, META_KEY, Suite, build_suite
 
@@ -64,31 +69,41 @@ def _counted_per_row(rule) -> bool:
                                                  MulticolumnMapExpectation))
 
 
-def _validate(context, batch_definition, name: str, rules, df, run_identifier, result_format: dict):
+@dataclass
+class _Validating:
+    """What every suite's validation shares: the GX context, whose stores ``lock`` guards when suites run at once
+    (their validations themselves run unguarded), and the run's identifier and result formats."""
+
+    context: Any
+    lock: threading.Lock
+    run_identifier: Any
+    result_format: dict
+
+
+def _validate(v: _Validating, batch_definition, name: str, rules, df, result_format: dict):
     """``rules`` as one suite named ``name``, validated on ``df``: ``[(result key, suite validation result)]``."""
     import great_expectations as gx
 
-    gx_suite = context.suites.add(gx.ExpectationSuite(name=name))
-    for rule in rules:
-        gx_suite.add_expectation(_expectation(rule))
-    validation = context.validation_definitions.add(
-        gx.ValidationDefinition(name=f"{name}.validation", data=batch_definition, suite=gx_suite))
-    checkpoint = context.checkpoints.add(
-        gx.Checkpoint(name=f"{name}.checkpoint", validation_definitions=[validation], actions=[],
-                      result_format=result_format))
-    return list(checkpoint.run(batch_parameters={"dataframe": df}, run_id=run_identifier).run_results.items())
+    with v.lock:
+        gx_suite = v.context.suites.add(gx.ExpectationSuite(name=name))
+        for rule in rules:
+            gx_suite.add_expectation(_expectation(rule))
+        validation = v.context.validation_definitions.add(
+            gx.ValidationDefinition(name=f"{name}.validation", data=batch_definition, suite=gx_suite))
+        checkpoint = v.context.checkpoints.add(
+            gx.Checkpoint(name=f"{name}.checkpoint", validation_definitions=[validation], actions=[],
+                          result_format=result_format))
+    return list(checkpoint.run(batch_parameters={"dataframe": df}, run_id=v.run_identifier).run_results.items())
 
 
-def _run_suite(context, datasource, suite: Suite, df, run_identifier, result_format: dict, failed_only: bool):
+def _run_suite(v: _Validating, batch_definition, suite: Suite, df, failed_only: bool):
     """Validate ``df`` with ``suite``. ``failed_only`` (``quality.details: failed``): every expectation is first
     decided with BOOLEAN_ONLY (no query for unexpected values: most of the stage's Spark jobs), and only the
-    failed ones (and any with ``mostly``) run again with ``result_format``; their counts and samples replace
+    failed ones (and any with ``mostly``) run again with the detailed format; their counts and samples replace
     the bare results, so the Data Docs still show one validation per table. Returns the results and the keys
     of those left bare (passed: :func:`jobs.quality.flatten.passed_counts` completes their rows)."""
-    asset = datasource.add_dataframe_asset(name=suite.table)
-    batch_definition = asset.add_batch_definition_whole_dataframe(f"{suite.table}_whole")
-    first_format = {"result_format": "BOOLEAN_ONLY"} if failed_only else result_format
-    runs = _validate(context, batch_definition, suite.name, suite.rules, df, run_identifier, first_format)
+    first_format = {"result_format": "BOOLEAN_ONLY"} if failed_only else v.result_format
+    runs = _validate(v, batch_definition, suite.name, suite.rules, df, first_format)
     bare = set()
     if failed_only:
         failed = {result_key(r) for _, run in runs for r in run.results if not r.success}
@@ -97,12 +112,13 @@ def _run_suite(context, datasource, suite: Suite, df, run_identifier, result_for
         if failed:
             rules = [rule for rule in suite.rules if rule.result_key in failed]
             name = f"{suite.name}.failed"
-            detail_runs = _validate(context, batch_definition, name, rules, df, run_identifier, result_format)
+            detail_runs = _validate(v, batch_definition, name, rules, df, v.result_format)
             detailed = {result_key(r): r for _, run in detail_runs for r in run.results}
             # merged into the first validation below: no second suite or validation in the Data Docs
-            for key, _ in detail_runs:
-                context.validation_results_store.remove_key(key)
-            context.suites.delete(name=name)
+            with v.lock:
+                for key, _ in detail_runs:
+                    v.context.validation_results_store.remove_key(key)
+                v.context.suites.delete(name=name)
             for _, run in runs:
                 run.results = [detailed.get(result_key(r), r) for r in run.results]
     for key, result in runs:
@@ -110,7 +126,8 @@ def _run_suite(context, datasource, suite: Suite, df, run_identifier, result_for
         spec_meta = dict(result.meta.get("batch_spec") or {})
         spec_meta["data_asset_name"] = suite.table
         result.meta["batch_spec"] = spec_meta
-        context.validation_results_store.set(key, result)
+        with v.lock:
+            v.context.validation_results_store.set(key, result)
     return [r for _, run in runs for r in run.results], bare
 
 
@@ -168,15 +185,17 @@ def run_quality(
     capture_id: Optional[str],
     docs_dir: Optional[Path] = None,
     evaluated_at: Optional[datetime] = None,
+    suites_at_once: Optional[int] = None,
 ) -> DqRun:
     """Validate each DataFrame in ``tables`` (table name -> DataFrame) with its suite.
 
     :param tables: e.g. ``{"bronze_dir_entries": df, "gold_findings": df}``; a name's suite comes from
         ``suites.build_suite`` (column rules + table rules). Pass only this run's slice of each table.
     :param docs_dir: where to build the Data Docs site (``<out>/dq``); None builds none.
+    :param suites_at_once: suites validated at a time (``lanes.py``); default: as many as the session runs
+        actions at once (two for a small capture, one for a large one: ``spark_session.session_actions_at_once``).
     :return: :class:`DqRun` with ``gold_dq_results`` rows, a summary for the report, and the docs index.
     """
-    del spark  # the DataFrames carry their session; kept for a uniform stage signature
     log = get_logger()
     evaluated_at = evaluated_at or datetime.now(timezone.utc)
     result_format = {
@@ -192,20 +211,40 @@ def run_quality(
 
     from great_expectations.core.run_identifier import RunIdentifier
 
-    context = offline_context(docs_dir)
-    datasource = context.data_sources.add_spark(name="kafka_recon")
-    run_identifier = RunIdentifier(run_name=run_id, run_time=evaluated_at)
-    rows: List[Dict[str, Any]] = []
-    suites = {table: build_suite(table, tables[table].columns, check_ids) for table in sorted(tables)}
     failed_only = settings.details == "failed"
+    validating = _Validating(context=offline_context(docs_dir), lock=threading.Lock(),
+                             run_identifier=RunIdentifier(run_name=run_id, run_time=evaluated_at),
+                             result_format=result_format)
+    suites = {table: build_suite(table, tables[table].columns, check_ids) for table in sorted(tables)}
     row_counts = _row_counts({t: tables[t] for t, s in suites.items() if s.rules}) if failed_only else {}
+    at_once = suites_at_once if suites_at_once is not None else session_actions_at_once(spark)
+    lanes = suite_lanes({t: len(s.rules) for t, s in suites.items() if s.rules}, at_once)
+    lane_frames = frames_by_lane(tables, lanes, spark)
+    cached_by_caller = {table for table in suites if _is_cached(tables[table])}
+    batches = {}
+    for i, frames in enumerate(lane_frames):
+        datasource = validating.context.data_sources.add_spark(name="kafka_recon" if i == 0 else f"kafka_recon_{i}")
+        datasource._spark = next(iter(frames.values())).sparkSession  # the engine queries the lane's session
+        for table in frames:
+            asset = datasource.add_dataframe_asset(name=table)
+            batches[table] = asset.add_batch_definition_whole_dataframe(f"{table}_whole")
+
+    def validate_lane(frames):
+        out = {}
+        for table, df in frames.items():
+            # an empty table keeps the detailed format: what GX counts there depends on the expectation's engine
+            out[table] = _run_suite(validating, batches[table], suites[table], df,
+                                    failed_only and row_counts[table] > 0)
+            if table not in cached_by_caller:  # GX's Spark datasource persists each batch and never releases it
+                df.unpersist()
+        return out
+
+    validated = {}
+    for lane in map_at_once(validate_lane, lane_frames, len(lane_frames), name="kr-quality"):
+        validated.update(lane)
+    rows: List[Dict[str, Any]] = []
     for table, suite in suites.items():
-        # an empty table keeps the detailed format: what GX counts there depends on the expectation's engine
-        cached_by_caller = _is_cached(tables[table])
-        results, bare = (_run_suite(context, datasource, suite, tables[table], run_identifier, result_format,
-                                    failed_only and row_counts[table] > 0) if suite.rules else ([], set()))
-        if not cached_by_caller:  # GX's Spark datasource persists each batch and never releases it
-            tables[table].unpersist()
+        results, bare = validated.get(table, ([], set()))
         table_rows = suite_rows(suite, results, run_id, capture_id, evaluated_at, sample_limit)
         per_row = {rule.result_key: _counted_per_row(rule) for rule in suite.rules if rule.result_key in bare}
         for row in table_rows:
@@ -220,7 +259,7 @@ def run_quality(
     docs_index = None
     removed: List[str] = []
     if docs_dir is not None and rows:
-        context.build_data_docs()
+        validating.context.build_data_docs()
         offline = make_offline(docs_dir)
         removed = offline.removed
         if removed:

@@ -63,8 +63,9 @@ def dq(spark, tmp_path_factory):
         "gold_run_summary": _frame(spark, "gold_run_summary", [doc["run_summary"]]),
     }
     out = tmp_path_factory.mktemp("dq-out")
+    # two suites at a time, as the nightly validates a small capture's tables (lanes.py)
     result = run_quality(spark, QUALITY, tables, run_id=RUN, capture_id=CAPTURE, docs_dir=out / "dq",
-                         evaluated_at=_ts("2025-02-01T01:02:00Z"))
+                         evaluated_at=_ts("2025-02-01T01:02:00Z"), suites_at_once=2)
     return result, out
 
 
@@ -121,13 +122,51 @@ def test_failed_only_details_give_the_rows_gx_gives_with_every_detail(dq, spark)
         "bronze_zk_events": _frame(spark, "bronze_zk_events", []),
     }
     runs = {details: run_quality(spark, replace(QUALITY, details=details), tables, run_id=RUN, capture_id=CAPTURE,
-                                 evaluated_at=_ts("2025-02-01T01:02:00Z")).rows
+                                 evaluated_at=_ts("2025-02-01T01:02:00Z"), suites_at_once=1).rows
             for details in ("all", "failed")}
     assert runs["failed"] == runs["all"]
     assert [r for r in runs["all"] if r["table_name"] != "bronze_zk_events"] == result.rows
     assert {r["element_count"] for r in runs["all"] if r["table_name"] == "bronze_zk_events"} >= {0}
     assert sum(r["success"] is False for r in runs["all"]) == 6
     assert sum(1 for r in runs["all"] if r["unexpected_count"] == 0 and r["element_count"]) > 20
+
+
+def test_suites_at_once_give_the_rows_one_at_a_time_gives(spark):
+    """Two and three lanes (each in its own cloned session, so GX's ``tmp_view`` of one table is never another
+    lane's) give exactly the rows of one lane; here every table holds unexpected-rows queries, two of them with
+    a different number of unexpected rows."""
+    doc = json.loads((SCENARIOS / "devsample_scenario.json").read_text())
+    bad_summary = dict(doc["run_summary"], status="ok", files_seen=doc["run_summary"]["files_seen"] + 3)
+    tables = {
+        "bronze_dir_entries": bronze_dir_entries(spark),
+        "gold_findings": _frame(spark, "gold_findings", doc["findings"]),
+        "gold_run_summary": _frame(spark, "gold_run_summary", [bad_summary]),
+    }
+    runs = {n: run_quality(spark, QUALITY, tables, run_id=RUN, capture_id=CAPTURE,
+                           evaluated_at=_ts("2025-02-01T01:02:00Z"), suites_at_once=n).rows for n in (1, 2, 3)}
+    assert runs[2] == runs[1] and runs[3] == runs[1]
+    failed = {(r["table_name"], r["column_name"]): r["unexpected_count"] for r in runs[1] if r["success"] is False}
+    assert failed[("bronze_dir_entries", "topic_id:reserved")] == 2
+    assert failed[("gold_run_summary", "files_seen:ok_plus_quarantined")] == 1
+    assert ("gold_run_summary", "status:ok_means_no_findings") in failed
+
+
+def test_a_lane_session_keeps_its_own_temp_views_and_the_callers_settings(spark):
+    from jobs.quality.lanes import bound_to, cloned_session
+
+    spark.conf.set("spark.sql.shuffle.partitions", "3")
+    try:
+        lane = cloned_session(spark)
+        assert lane is not spark and lane.conf.get("spark.sql.shuffle.partitions") == "3"
+    finally:
+        spark.conf.unset("spark.sql.shuffle.partitions")
+    mine = bronze_dir_entries(spark)
+    theirs = bound_to(mine, lane)
+    assert theirs.sparkSession is lane and bound_to(mine, spark) is mine
+    theirs.createOrReplaceTempView("kr_lane_view")
+    assert lane.sql("SELECT count(*) AS n FROM kr_lane_view").first()["n"] == 9
+    assert not spark.catalog.tableExists("kr_lane_view")
+    assert sorted(map(repr, theirs.collect())) == sorted(map(repr, mine.collect()))
 
 
 def test_results_land_in_gold_dq_results(dq, spark, tmp_path):
@@ -201,12 +240,16 @@ def test_data_docs_keep_every_run_and_name_each_table(spark, tmp_path):
 def test_the_validated_tables_are_not_left_cached(spark):
     """GX's Spark datasource persists every batch it validates; a notebook session that runs the stage nightly
     would keep each run's tables cached unless the runner releases them."""
-    tables = {"bronze_dir_entries": bronze_dir_entries(spark)}
-    run_quality(spark, QUALITY, tables, run_id="run-cache", capture_id=CAPTURE)
-    level = tables["bronze_dir_entries"].storageLevel
-    assert not (level.useMemory or level.useDisk), level
+    doc = json.loads((SCENARIOS / "devsample_scenario.json").read_text())
+    tables = {"bronze_dir_entries": bronze_dir_entries(spark),
+              "gold_findings": _frame(spark, "gold_findings", doc["findings"])}
+    run_quality(spark, QUALITY, tables, run_id="run-cache", capture_id=CAPTURE, suites_at_once=2)
+    for df in tables.values():  # the second lane's plan was validated in a cloned session: released all the same
+        level = df.storageLevel
+        assert not (level.useMemory or level.useDisk), level
     # a table the caller cached stays cached: the runner releases only what GX persisted
     mine = bronze_dir_entries(spark).cache()
-    run_quality(spark, QUALITY, {"bronze_dir_entries": mine}, run_id="run-cache-2", capture_id=CAPTURE)
+    run_quality(spark, QUALITY, {"bronze_dir_entries": mine, "gold_findings": tables["gold_findings"]},
+                run_id="run-cache-2", capture_id=CAPTURE, suites_at_once=2)
     assert mine.storageLevel.useMemory
     mine.unpersist()
