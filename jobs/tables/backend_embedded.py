@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
-from jobs.local_frames import is_empty_local
+from jobs.local_frames import is_empty_local, local_frame
 
 from . import merge_clauses as mc
 from .embedded_files import files_named, may_hold, surely_within
@@ -123,8 +123,8 @@ class EmbeddedBackend:
         from pyspark.sql import functions as F
 
         schema = spec.spark_schema()
-        if not files:
-            empty = self.spark.createDataFrame([], schema)
+        if not files:  # a local relation: reading it runs no Python task, and the optimizer drops what it feeds
+            empty = local_frame(self.spark, [], schema)
             if tagged:
                 empty = empty.select("*", F.lit(None).cast("string").alias(FILE_COL),
                                      F.lit(None).cast("long").alias(ROW_COL))

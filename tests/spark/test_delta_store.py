@@ -227,6 +227,23 @@ def test_replacing_a_slice_with_rows_known_empty_runs_no_spark_job(spark, store)
     assert_df(store.read("t_events"), EVENTS, [r for r in EVENT_ROWS if r[0] != "c1"])
 
 
+def test_reading_a_table_without_files_runs_no_job_and_empties_what_it_feeds(spark, store):
+    """A table with no data file (an empty bronze table of a small capture) reads as a local relation: no Python
+    task unpickles an empty list at every query that touches it, and the optimizer drops the joins it feeds."""
+    from jobs.local_frames import is_empty_local
+
+    store.create("t_events")
+    empty = store.read("t_events")
+    other = events(spark, EVENT_ROWS)
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup
+    before = len(jobs(None))
+    assert empty.collect() == [] and empty.where(F.col("k") > 1).collect() == []
+    assert is_empty_local(other.join(empty, "k"))
+    assert len(jobs(None)) == before
+    assert [f.name for f in empty.schema.fields] == list(EVENTS.column_names)
+    assert [f.dataType for f in empty.schema.fields] == [f.dataType for f in EVENTS.spark_schema().fields]
+
+
 def test_slice_arguments_are_validated(spark, store):
     df = events(spark, [])
     with pytest.raises(ValueError, match="not a column"):
