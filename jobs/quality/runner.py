@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from jobs.driver_threads import map_at_once
+from jobs.local_frames import local_frame
 from jobs.settings import QualitySettings
 from jobs.spark_session import session_actions_at_once
 from jobs.stage_log import get_logger
@@ -270,7 +271,8 @@ def run_quality(
 
 
 def dq_results_frame(spark, rows: List[Dict[str, Any]]):
-    """``rows`` as a DataFrame with exactly the gold_dq_results schema (small: one row per expectation)."""
+    """``rows`` as a DataFrame with the gold_dq_results columns and types (small: one row per expectation; a
+    local relation, so writing it runs no Python task)."""
     table = spec("gold_dq_results")
     ordered = [tuple(row.get(c) for c in table.column_names) for row in rows]
-    return spark.createDataFrame(ordered, schema=table.spark_schema())
+    return local_frame(spark, ordered, table.spark_schema())

@@ -23,6 +23,7 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 from pyspark.sql import DataFrame
 
+from jobs.local_frames import local_frame
 from jobs.tables.gold import RUN_SUMMARY
 
 from . import sql_functions as F
@@ -118,9 +119,10 @@ def run_summary_values(counts: MergeCounts, *, run_id: str, capture_id: str, clu
 
 
 def run_summary_frame(spark, row: Mapping[str, object]) -> DataFrame:
-    """One gold_run_summary row as a DataFrame (the table's schema, in order)."""
+    """One gold_run_summary row as a DataFrame (the table's schema, in order), a local relation: the quality stage
+    queries it a dozen times, each of which ran a Python task over a ``createDataFrame`` row."""
     schema = RUN_SUMMARY.spark_schema()
-    return spark.createDataFrame([tuple(row[f.name] for f in schema.fields)], schema)
+    return local_frame(spark, [tuple(row[f.name] for f in schema.fields)], schema)
 
 
 def write_findings(store, result, *, capture_id: str, run_id: str, capture_time: datetime) -> MergeCounts:

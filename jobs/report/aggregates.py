@@ -294,6 +294,8 @@ def _history_by_check_and_broker(findings_df, run: RunInfo, trend: List[Dict[str
     Spark action; the result is at most (runs x (checks + brokers)) rows."""
     from pyspark.sql import functions as F
 
+    from jobs.local_frames import local_frame
+
     times = [(i, micros(p.get("capture_time"))) for i, p in enumerate(trend)]
     times = [(i, t) for i, t in times if t is not None]
     if not times or findings_df is None:
@@ -301,7 +303,7 @@ def _history_by_check_and_broker(findings_df, run: RunInfo, trend: List[Dict[str
     df = findings_df
     if run.cluster_id and "cluster_id" in df.columns:
         df = df.where(F.col("cluster_id") == F.lit(run.cluster_id))
-    runs = df.sparkSession.createDataFrame(times, "i int, t long")
+    runs = local_frame(df.sparkSession, times, "i int, t long")  # no Python task to read the trend's times
     f = df.select("check_id", F.col("broker_id").cast("string").alias("broker"),
                   F.coalesce(F.col("bytes"), F.lit(0)).alias("bytes"),
                   F.unix_micros("first_seen").alias("first_us"), F.unix_micros("resolved_at").alias("resolved_us"))

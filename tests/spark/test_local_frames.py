@@ -38,10 +38,36 @@ def test_an_empty_frame_has_the_schema_and_no_rows_and_prunes_what_it_feeds(spar
     assert "LocalRelation <empty>" in joined._jdf.queryExecution().optimizedPlan().toString()
 
 
+def test_timestamps_and_doubles_come_back_as_create_dataframe_gives_them_in_any_session_time_zone(spark):
+    """Datetimes (aware in any offset, naive as local time, before 1970) and finite doubles are rendered as text
+    the column's cast reads back exactly: the rows equal createDataFrame's, whatever the session's time zone."""
+    import datetime as dt
+
+    utc = dt.timezone.utc
+    rows = [(dt.datetime(2026, 11, 27, 10, 0, 0, 123456, tzinfo=utc), 1.5),
+            (dt.datetime(1969, 12, 31, 23, 59, 59, 1, tzinfo=utc), -2.5e-300),
+            (dt.datetime(2026, 3, 29, 1, 30, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30))), 0.1 + 0.2),
+            (dt.datetime(2024, 2, 29, 12, 0, 0), 2.0 ** 60),
+            (None, None)]
+    ddl = "at timestamp, ratio double"
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        for tz in ("UTC", "America/New_York", "Asia/Kolkata"):
+            spark.conf.set("spark.sql.session.timeZone", tz)
+            df = local_frame(spark, rows, ddl)
+            before = _jobs(spark)
+            got = [tuple(r) for r in df.collect()]
+            assert _jobs(spark) == before, tz  # a local relation, as for text and integers
+            assert got == [tuple(r) for r in spark.createDataFrame(rows, ddl).collect()], tz
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+
+
 def test_rows_it_cannot_render_or_too_many_go_through_create_dataframe(spark, monkeypatch):
-    df = local_frame(spark, [("a", 1.5)], "name string, ratio double")  # a float: not for the SQL quoter
+    df = local_frame(spark, [("a", float("nan"))], "name string, ratio double")  # NaN: no literal casts to it
     before = _jobs(spark)
-    assert [tuple(r) for r in df.collect()] == [("a", 1.5)]
+    got = [tuple(r) for r in df.collect()]
+    assert got[0][0] == "a" and got[0][1] != got[0][1]
     assert _jobs(spark) > before  # parallelized rows, read by a job
     monkeypatch.setattr(local_frames, "LOCAL_ROWS_LIMIT", 3)
     many = [(f"d{i}", i, i, True, None) for i in range(5)]
