@@ -234,7 +234,7 @@ class IngestSteps:
             units_df, shipped = rows_for_tasks(spark, _unit_rows(tasks, multi_root), UNIT_DDL)
             tagged = units_df.mapInArrow(map_partition(self.options, shipped), tagged_rows.spark_schema())
         else:
-            tagged = spark.createDataFrame([], tagged_rows.spark_schema())
+            tagged = local_frame(spark, [], tagged_rows.spark_schema())  # no rows: no Python task reads it
         tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
         self.persisted.append(tagged)
 

@@ -150,3 +150,21 @@ def test_re_ingest_replaces_the_slice_and_a_new_capture_adds(store_runs):
     assert {r["capture_id"] for r in snap3["bronze_ingest_files"]} == {"cap-a", "cap-b"}
     assert without_run([r for r in snap3["bronze_dir_entries"] if r["capture_id"] == "cap-a"]) == \
         without_run(snap1["bronze_dir_entries"])
+
+
+def test_a_first_pass_over_nothing_emits_no_rows(spark, tmp_path):
+    """No work unit (nothing discovered): no decoding job, no rows, and the tables' frames are empty with their
+    columns, so the run goes on to report the gap instead of failing."""
+    from jobs.ingest.stage import IngestSteps
+
+    s = settings_from(f"storage.root={tmp_path / 'tables'}", "storage.backend=embedded")
+    steps = IngestSteps(spark, s.ingest, s.spark, DeltaStore.from_settings(spark, s.storage), "cap-none", "run-none")
+    first = steps.first_pass([], multi_root=False)
+    try:
+        assert first.rows_emitted == {}
+        assert first.tagged.count() == 0
+        entries = first.part("bronze_dir_entries")
+        assert entries.collect() == [] and "entry_name" in entries.columns
+    finally:
+        for df in steps.persisted:
+            df.unpersist()
