@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, Window
 from . import sql_functions as F
 from .check_rows import details, evidence, replica_dir_values, replica_key, rows
 from .context import CheckContext
-from .frames import basename, human_ms, iso, real_directory, union_all
+from .frames import basename, human_ms, iso, real_directory, small_side, union_all
 
 
 def _dir_evidence(**more):
@@ -184,19 +184,19 @@ def missing_replicas(ctx: CheckContext) -> DataFrame:
          .join(brokers, "broker_id"))
     r = ctx.replicas
     by_id = (r.filter(F.col("entry_kind").isin("partition", "future", "delete") & F.col("topic_id").isNotNull())
-             .select("broker_id", "topic_id", "partition").distinct().withColumn("_by_id", F.lit(True)))
+             .select("broker_id", "topic_id", "partition"))
     by_name = (r.filter(F.col("entry_kind").isin("partition", "future"))
-               .select("broker_id", F.col("topic_from_name").alias("topic_name"), "partition").distinct()
-               .withColumn("_by_name", F.lit(True)))
-    m = (a.join(by_id, ["broker_id", "topic_id", "partition"], "left")
-         .join(by_name, ["broker_id", "topic_name", "partition"], "left")
+               .select("broker_id", F.col("topic_from_name").alias("topic_name"), "partition"))
+    # anti joins: no dir by id, none by name (no distinct needed first, as a left join would)
+    m = (a.join(by_id, ["broker_id", "topic_id", "partition"], "left_anti")
+         .join(by_name, ["broker_id", "topic_name", "partition"], "left_anti")
          .join(dir_ids, (F.col("broker_id") == F.col("_db")) & (F.col("assigned_dir") == F.col("_captured_dir")), "left"))
     has_dirs = (ctx.bronze["bronze_log_dirs"].filter(F.col("directory_id").isNotNull())
                 .select("broker_id").distinct().withColumn("_broker_has_dir_ids", F.lit(True)))
     m = m.join(has_dirs, "broker_id", "left")
     dir_visible = (~real_directory(F.col("assigned_dir")) | F.col("_dir_seen").isNotNull()
                    | F.col("_broker_has_dir_ids").isNull())
-    missing = m.filter(F.col("_by_id").isNull() & F.col("_by_name").isNull() & dir_visible)
+    missing = m.filter(dir_visible)
     return rows(missing, "MISSING_REPLICA", {
         "broker_id": F.col("broker_id"), "topic_name": F.col("topic_name"), "topic_id": F.col("topic_id"),
         "partition": F.col("partition"), "since": F.col("last_change_time"), "bytes": F.lit(0),
@@ -211,20 +211,24 @@ def missing_replicas(ctx: CheckContext) -> DataFrame:
 def duplicates_and_wrong_dirs(ctx: CheckContext) -> DataFrame:
     r = ctx.replicas
     valid = r.filter((F.col("classification") == "valid") & (F.col("entry_kind") == "partition"))
-    grp = Window.partitionBy("broker_id", "topic_id", "partition")
-    v = (valid.withColumn("_copies", F.count("*").over(grp))
-         .withColumn("_in_assigned", F.coalesce(F.col("directory_id") == F.col("assigned_directory_id"), F.lit(False))))
-    dups = v.filter(F.col("_copies") > 1)
+    # Kafka refuses two dirs of one TopicPartition (name and partition) on a broker, with or without topic ids
+    # (a ZooKeeper topic before IBP 2.8 has none). The copies are counted on the three keys alone, so the wide
+    # replica rows are not shuffled and sorted to find the (usually no) duplicates.
+    key = ["broker_id", "topic_name", "partition"]
+    dup_keys = small_side(valid.groupBy(*key).count().filter(F.col("count") > 1).select(*key))
+    v = valid.withColumn("_in_assigned", F.coalesce(F.col("directory_id") == F.col("assigned_directory_id"),
+                                                    F.lit(False)))
+    dups = v.join(dup_keys, key, "left_semi")
     # the extra copy: not in the assigned dir; without directories, all but the first path
-    pick = Window.partitionBy("broker_id", "topic_id", "partition").orderBy(F.col("_in_assigned").desc(), "log_dir")
+    pick = Window.partitionBy(*key).orderBy(F.col("_in_assigned").desc(), "log_dir")
     dups = dups.withColumn("_rank", F.row_number().over(pick))
-    info = dups.groupBy("broker_id", "topic_id", "partition").agg(
+    info = dups.groupBy(*key).agg(
         F.sort_array(F.collect_list("log_dir_name")).alias("_log_dirs"),
         F.sort_array(F.collect_list(F.concat_ws("/", "log_dir", "dir_name"))).alias("_paths"),
         F.max(F.when(F.col("_in_assigned"), F.col("log_dir_name"))).alias("_assigned_name"),
         F.sum(F.when(F.col("_rank") > 1, F.col("bytes"))).alias("_extra_bytes"),
         F.collect_list(F.when(F.col("_rank") > 1, F.concat_ws("/", "log_dir", "dir_name"))).alias("_extra"))
-    extra = dups.filter(F.col("_rank") == 2).join(info, ["broker_id", "topic_id", "partition"])
+    extra = dups.filter(F.col("_rank") == 2).join(info, key)
     out = [rows(extra, "DUPLICATE_REPLICA", replica_dir_values({
         "bytes": F.col("_extra_bytes"), "since": F.col("newest_mtime"),
         "details": details(log_dirs=F.array_join("_log_dirs", " and "),
@@ -240,7 +244,7 @@ def duplicates_and_wrong_dirs(ctx: CheckContext) -> DataFrame:
         F.col("directory_id").alias("_future_dir")))
     dirs = ctx.bronze["bronze_log_dirs"].select("broker_id", F.col("directory_id").alias("assigned_directory_id"),
                                                 basename(F.col("log_dir")).alias("_assigned_dir_name"))
-    w = (v.filter(F.col("_copies") == 1)
+    w = (v.join(dup_keys, key, "left_anti")
          .filter(real_directory(F.col("assigned_directory_id")) & F.col("directory_id").isNotNull()
                  & (F.col("directory_id") != F.col("assigned_directory_id")))
          .join(futures, (F.col("broker_id") == F.col("_fb")) & (F.col("topic_id") == F.col("_ft"))

@@ -34,7 +34,7 @@ def _line(c: Cluster, event_type: str, kind: str = "controller_log", **values) -
 def build() -> Cluster:
     c = Cluster(cluster_id="ZK-CLUSTER")
     for b in (1, 2, 3):
-        c.broker(b, meta_version=0)
+        c.broker(b, meta_version=0, log_dirs=("kafka-logs", "kafka-logs-2") if b == 1 else ("kafka-logs",))
     c.zk(event_type="cluster_id", zk_path="/cluster/id", payload_json='{"version":"1","id":"ZK-CLUSTER"}')
     _line(c, "producer_id_block_acquired", broker_id=2, block_start=0, block_end=999)
     _line(c, "topic_created", topic_name="clicks", topic_id="CLICKSOLD____________A")
@@ -55,6 +55,7 @@ def build() -> Cluster:
     _topic(c, "payments", {0: [1, 2]}, "PAYMENTSNEW__________A")     # rewritten: new id, no delete
     _topic(c, "clicks", {0: [1, 2]}, "CLICKSNEW____________A")
     _topic(c, "audit", {0: [1, 2]}, "AUDIT________________A")
+    _topic(c, "archive", {0: [1]})                                   # no topic_id, and two copies on broker 1
     c.zk(event_type="delete_marker", zk_path="/admin/delete_topics/orders", topic_name="orders")
     _line(c, "topic_deletion_started", topic_name="orders", message="Deletion of topic orders (re)started")
     _line(c, "topic_deletion_halted", topic_name="orders",
@@ -74,6 +75,8 @@ def build() -> Cluster:
     c.dir(1, "audit-0", "AUDIT________________A")
     c.dir(2, "audit-0", None, pm_status="missing")                     # normal for a ZooKeeper broker
     c.dir(2, "logs-0", "LOGS_________________A", bytes=4242)
+    c.dir(1, "archive-0", None, pm_status="missing")
+    c.dir(1, "archive-0", None, log_dir="kafka-logs-2", pm_status="missing", bytes=77)
     c.producer(1, "audit-0", 1500)
     c.advance(timedelta(seconds=10))
     return c
@@ -85,6 +88,7 @@ EXPECTED = {
     ("TOPIC_ID_CHANGED_WITHOUT_DELETE", None, None, "payments", None),
     ("STALE_TOPIC_ID", 1, "clicks-0", "clicks", 0),
     ("DELETE_INCOMPLETE", 2, None, "logs", None),
+    ("DUPLICATE_REPLICA", 1, "archive-0", "archive", 0),   # duplicates are found without topic ids too
 }
 
 
@@ -107,6 +111,8 @@ def test_zk_findings_are_exactly_the_expected_ones(result):
     assert changed["topic_id"] == "PAYMENTSNEW__________A" and "PAYMENTSOLD__________A" in changed["message"]
     incomplete = next(f for f in findings if f["check_id"] == "DELETE_INCOMPLETE")
     assert incomplete["bytes"] == 4242 and incomplete["topic_id"] == "LOGS_________________A"
+    duplicate = next(f for f in findings if f["check_id"] == "DUPLICATE_REPLICA")
+    assert duplicate["topic_id"] is None and duplicate["log_dir"] == "kafka-logs-2" and duplicate["bytes"] == 77
 
 
 @pytest.mark.spark
