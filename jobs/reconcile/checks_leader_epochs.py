@@ -169,12 +169,12 @@ def divergence(ctx: CheckContext) -> DataFrame:
     # a first entry starts before a non-first one). A healthy fleet has none, and its ~400k entries skip the
     # self-join.
     epoch = Window.partitionBy("topic_id", "partition", "epoch")
+    first = F.when(F.col("is_first"), F.col("start_offset"))
     later = F.when(~F.col("is_first"), F.col("start_offset"))
-    first_start = F.min(F.when(F.col("is_first"), F.col("start_offset"))).over(epoch)
-    e = (e.withColumn("_later_min", F.min(later).over(epoch)).withColumn("_later_max", F.max(later).over(epoch))
-         .withColumn("_first_min", first_start)
+    e = (e.withColumn("_first_min", F.min(first).over(epoch)).withColumn("_later_min", F.min(later).over(epoch))
+         .withColumn("_later_max", F.max(later).over(epoch))
          .filter((F.col("_later_min") != F.col("_later_max")) | (F.col("_first_min") < F.col("_later_max")))
-         .drop("_later_min", "_later_max", "_first_min"))
+         .drop("_first_min", "_later_min", "_later_max"))
     key = F.concat_ws("|", F.col("broker_id").cast("string"), F.col("log_dir"), F.col("dir_name"))
     e = e.withColumn("_key", key)
     a = e.select(*[F.col(c).alias(f"a_{c}") for c in e.columns])
