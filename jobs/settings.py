@@ -74,6 +74,9 @@ class IngestSettings:
     metadata_chunk_bytes: int
     output_rows_per_file: int
     direct_records_write: bool
+    direct_first_pass_write: bool
+    direct_first_pass_min_bytes: int
+    direct_tasks_per_core: int
 
 
 @dataclass(frozen=True)

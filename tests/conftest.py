@@ -58,3 +58,15 @@ def spark_conf_restored(spark):
             spark.conf.unset(k)
         else:
             spark.conf.set(k, v)
+
+
+@pytest.fixture(scope="session")
+def migration_fleet(tmp_path_factory) -> str:
+    """A simulated ZooKeeper -> KRaft migration capture (observer copies of the log, znodes, dump-log text
+    decoded by the first pass, loose files outside any log dir), shared by the tests of the ingest's routes."""
+    from jobs.simulate import command
+    from jobs.simulate.simulation import SimParams
+
+    out = str(tmp_path_factory.mktemp("migration-fleet") / "capture")
+    command.run("pid-migration-reuse", out, SimParams(seed=4, partitions_per_broker=5))
+    return out

@@ -19,6 +19,7 @@ from .arrow_walk_fs import ArrowWalkFs
 from .filesystems import join, open_root
 from .log_dir_rows import FILES, DecodeOptions, decode_entries
 from .loose_files import LooseFile, decode_loose, parse_time
+from .rows_direct import DirectRows
 from .tagged_rows import RowSink
 from .task_gc import fewer_collections
 from .task_inputs import task_rows
@@ -162,13 +163,34 @@ def decode_units(units: Iterable[Dict[str, Any]], options: DecodeOptions) -> Ite
     yield from sink.drain()
 
 
-def map_partition(options: DecodeOptions, tasks: Optional[List[List[tuple]]] = None
-                  ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def by_input(units: Iterable[Dict[str, Any]]) -> Iterator[List[Dict[str, Any]]]:
+    """A task's units as inputs: each log dir and pack alone (its rows resolve on their own), each run of
+    other units (loose files) together, so their rows still share batches."""
+    run: List[Dict[str, Any]] = []
+    for unit in units:
+        if unit["kind"] in ("log_dir", "pack"):
+            if run:
+                yield run
+                run = []
+            yield [unit]
+        else:
+            run.append(unit)
+    if run:
+        yield run
+
+
+def map_partition(options: DecodeOptions, tasks: Optional[List[List[tuple]]] = None,
+                  direct: Optional[DirectRows] = None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function handed to ``DataFrame.mapInArrow`` (closes over plain, picklable options): over
-    :func:`jobs.ingest.task_inputs.rows_for_tasks`' frame, with the ``tasks`` list it returned."""
+    :func:`jobs.ingest.task_inputs.rows_for_tasks`' frame, with the ``tasks`` list it returned. With ``direct``
+    the tasks write the bulky tables' rows themselves (:mod:`jobs.ingest.rows_direct`)."""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         with fewer_collections():
-            yield from decode_units(task_rows(batches, tasks, UNIT_FIELDS), options)
+            units = task_rows(batches, tasks, UNIT_FIELDS)
+            if direct is None:
+                yield from decode_units(units, options)
+            else:
+                yield from direct.divert(decode_units(group, options) for group in by_input(units))
     return run
 
 

@@ -135,17 +135,29 @@ def _file_unit(root: str, path: str, base: str, info: pafs.FileInfo) -> WorkUnit
     return WorkUnit(kind, root, path, rel, size=info.size if info.size is not None else -1)
 
 
-def plan_tasks(units: Sequence[WorkUnit], files_per_task: int) -> List[List[WorkUnit]]:
+def plan_tasks(units: Sequence[WorkUnit], files_per_task: int, max_whole_tasks: Optional[int] = None
+               ) -> List[List[WorkUnit]]:
     """Group units into Spark tasks: a log dir or a pack is a task of its own (each holds many files);
-    loose files are grouped ``files_per_task`` to a task so tiny files do not pay Spark's per-task cost."""
+    loose files are grouped ``files_per_task`` to a task so tiny files do not pay Spark's per-task cost.
+
+    ``max_whole_tasks``: at most this many tasks of log dirs and packs, each unit going to the task with the
+    fewest bytes so far, largest first (when tasks write a file per table, fewer tasks leave fewer files)."""
     per_task = max(1, int(files_per_task))
     tasks: List[List[WorkUnit]] = []
     loose: List[WorkUnit] = []
+    whole: List[WorkUnit] = []
     for unit in units:
-        if unit.kind in ("file", "link", "bad_name"):
-            loose.append(unit)
-        else:
-            tasks.append([unit])
+        (loose if unit.kind in ("file", "link", "bad_name") else whole).append(unit)
+    if max_whole_tasks is not None and len(whole) > max(1, max_whole_tasks):
+        groups: List[List[WorkUnit]] = [[] for _ in range(max(1, max_whole_tasks))]
+        loads = [0] * len(groups)
+        for unit in sorted(whole, key=lambda u: -max(u.size, 1)):
+            emptiest = loads.index(min(loads))
+            groups[emptiest].append(unit)
+            loads[emptiest] += max(unit.size, 1)
+        tasks.extend(groups)
+    else:
+        tasks.extend([unit] for unit in whole)
     for start in range(0, len(loose), per_task):
         tasks.append(loose[start:start + per_task])
     return tasks

@@ -16,7 +16,7 @@ are committed in the same commit. Spark-free apart from the task context.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, Iterator, List, Optional
+from typing import Dict, Iterable, Iterator, Optional
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,8 +24,7 @@ import pyarrow.compute as pc
 from jobs.tables.parquet_files import StagedParquet
 
 from . import metadata_files
-
-ROW_GROUP_ROWS = 131_072  # blocks arrive in a few thousand rows; Parquet readers want larger row groups
+from .task_files import TaskFile
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,7 @@ class DirectRecords:
 
     def divert(self, tagged: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Pass ``tagged`` through, minus its record rows, which go into this task's one file."""
-        writer = _TaskFile(self)
+        writer = TaskFile(self.staged)
         try:
             for batch in tagged:
                 is_record = pc.equal(batch.column("table"), metadata_files.RECORDS)
@@ -85,64 +84,3 @@ class DirectRecords:
             writer.close()
         finally:
             writer.abandon()
-
-
-class _TaskFile:
-    """One Parquet file per task, named after the task's partition: a retried task replaces it. Written
-    under a temporary name and renamed when complete, so a half-written file is never committed."""
-
-    def __init__(self, direct: DirectRecords) -> None:
-        self.direct = direct
-        self.pending: List[pa.RecordBatch] = []
-        self.pending_rows = 0
-        self.writer = None
-        self.temp: Optional[str] = None
-        self.final: Optional[str] = None
-
-    def add(self, batch: pa.RecordBatch) -> None:
-        self.pending.append(batch)
-        self.pending_rows += batch.num_rows
-        if self.pending_rows >= ROW_GROUP_ROWS:
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self.pending:
-            return
-        if self.writer is None:
-            self._open()
-        self.writer.write_table(pa.Table.from_batches(self.pending, self.direct.staged.schema))
-        self.pending, self.pending_rows = [], 0
-
-    def _open(self) -> None:
-        import pyarrow.parquet as pq
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-        part, attempt = (context.partitionId(), context.attemptNumber()) if context else (0, 0)
-        staged = self.direct.staged
-        self.fs, folder = staged.folder()
-        self.fs.create_dir(folder, recursive=True)
-        self.final = f"{folder}/part-{part:05d}.parquet"
-        self.temp = f"{folder}/.part-{part:05d}-attempt-{attempt}.tmp"
-        self.writer = pq.ParquetWriter(self.temp, staged.schema, filesystem=self.fs, compression="snappy")
-
-    def close(self) -> None:
-        self._flush()
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-            self.fs.move(self.temp, self.final)
-            self.temp = None
-
-    def abandon(self) -> None:
-        """After a failure: close and delete the temporary file (best effort)."""
-        if self.writer is not None:
-            try:
-                self.writer.close()
-            except Exception:  # noqa: BLE001 - already failing; the original error is what matters
-                pass
-        if self.temp is not None:
-            try:
-                self.fs.delete_file(self.temp)
-            except OSError:
-                pass

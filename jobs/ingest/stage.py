@@ -35,11 +35,12 @@ from jobs.tables.spec import TableSpec
 
 from . import metadata_files, tagged_rows
 from .decode_tasks import UNIT_DDL, map_partition
-from .discover import WorkUnit, discover, plan_tasks
+from .discover import WorkUnit, capture_bytes_below, discover, plan_tasks
 from .log_dir_rows import DecodeOptions
 from .metadata_copies import compute_copies, copy_files_overlap, files_with_unmatched_batches, flag_sequence
 from .metadata_sequence import decode_sequence, fold_decoded_outcomes
 from .records_direct import DirectRecords
+from .rows_direct import FROM_LOG_DIR, STAGED_FACT, direct_rows
 from .task_inputs import rows_for_tasks
 
 TABLE_SPECS: Dict[str, TableSpec] = {t.name: t for t in bronze.TABLES}
@@ -176,14 +177,17 @@ class FirstPass:
     rows_emitted: Dict[str, int]
     file_status: Dict[str, int]
     rows_per_file: int
+    staged: Dict[str, StagedParquet] = field(default_factory=dict)  # tables the tasks wrote rows of themselves
+    staged_rows: Dict[str, int] = field(default_factory=dict)  # ... and how many (the rest is in ``tagged``)
 
     def part(self, name: str) -> DataFrame:
-        """One table's rows, in partitions sized to its row count (known by now). A table no task emitted a
-        row of is an empty local relation: the optimizer then drops what reads it, and writing it runs no job."""
-        if not self.rows_emitted.get(name, 0):
+        """One table's rows left in ``tagged``, in partitions sized to their count (known by now). A table no
+        task left a row of is an empty local relation: the optimizer then drops what reads it, and writing it
+        runs no job."""
+        rows = self.rows_emitted.get(name, 0) - self.staged_rows.get(name, 0)
+        if not rows:
             return local_frame(self.tagged.sparkSession, [], self.tagged.schema[name].dataType)
-        return _sized(self.tagged.where(F.col("table") == name).select(f"`{name}`.*"),
-                      self.rows_emitted.get(name, 0), self.rows_per_file)
+        return _sized(self.tagged.where(F.col("table") == name).select(f"`{name}`.*"), rows, self.rows_per_file)
 
     def with_identity(self, df: DataFrame, columns: Sequence[str]) -> DataFrame:
         """``df`` with ``columns`` taken from its log dir's meta.properties."""
@@ -229,10 +233,15 @@ class IngestSteps:
     def first_pass(self, units: List[WorkUnit], multi_root: bool) -> FirstPass:
         """One Spark job decodes every log dir, pack and loose file (persisted) and brings back the small facts."""
         spark = self.spark
-        tasks = plan_tasks(units, self.settings.files_per_task)
+        # a small capture's tables read faster as Spark's few files than as a file per task and table
+        large = capture_bytes_below(units, self.settings.direct_first_pass_min_bytes) is None
+        direct = direct_rows(self.store, self.settings.direct_first_pass_write and large, self.capture_id,
+                             self.run_id)
+        most = self.settings.direct_tasks_per_core * spark.sparkContext.defaultParallelism if direct else None
+        tasks = plan_tasks(units, self.settings.files_per_task, max_whole_tasks=most)
         if tasks:
             units_df, shipped = rows_for_tasks(spark, _unit_rows(tasks, multi_root), UNIT_DDL)
-            tagged = units_df.mapInArrow(map_partition(self.options, shipped), tagged_rows.spark_schema())
+            tagged = units_df.mapInArrow(map_partition(self.options, shipped, direct), tagged_rows.spark_schema())
         else:
             tagged = local_frame(spark, [], tagged_rows.spark_schema())  # no rows: no Python task reads it
         tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
@@ -245,12 +254,12 @@ class IngestSteps:
                                                  ).alias("identity")).collect()
         facts = [r[facts_name].asDict() for r in small if r["table"] == facts_name]
         identity_rows = [r["identity"] for r in small if r["table"] == log_dirs_name]
-        rows_emitted: Dict[str, int] = {}
-        file_status: Dict[str, int] = {}
+        counters: Dict[str, Dict[str, int]] = {"rows": {}, "files": {}, STAGED_FACT: {}}
         for fact in facts:
-            if fact["fact"] in ("rows", "files"):
-                counter = rows_emitted if fact["fact"] == "rows" else file_status
+            counter = counters.get(fact["fact"])
+            if counter is not None:
                 counter[fact["source"]] = counter.get(fact["source"], 0) + int(fact["long_value"] or 0)
+        rows_emitted, file_status, staged_rows = counters["rows"], counters["files"], counters[STAGED_FACT]
         identity = local_frame(spark, identity_rows,
                                          "log_dir string, broker_id int, cluster_id string, directory_id string")
         by_log_dir = {r["log_dir"]: r for r in identity_rows}
@@ -260,7 +269,8 @@ class IngestSteps:
         copy_df = local_frame(spark, copy_sources, "copy_id string, source_broker_id int, log_dir string, fact string")
         return FirstPass(len(units), len(tasks), tagged, facts, identity, copy_sources,
                          F.broadcast(copy_df.select("copy_id", "source_broker_id")), rows_emitted, file_status,
-                         self.settings.output_rows_per_file)
+                         self.settings.output_rows_per_file,
+                         {t: direct.staged[t] for t in staged_rows} if direct is not None else {}, staged_rows)
 
     def copies(self, first: FirstPass) -> Copies:
         """Compare the metadata log's copies batch by batch and pick the authoritative one."""
@@ -304,30 +314,35 @@ class IngestSteps:
                 capture_time: Optional[datetime]) -> IngestResult:
         """Every bronze table in its spec's columns and types, with the run columns and the capture time."""
         resolved_time, time_source = _resolve_capture_time(capture_time, first.facts)
-        c, r, part, ident = self.capture_id, self.run_id, first.part, first.with_identity
+        c, r, part = self.capture_id, self.run_id, first.part
+
+        def ident(df: DataFrame, table: str) -> DataFrame:
+            return first.with_identity(df, FROM_LOG_DIR[table])
+
         tables = {
-            bronze.INGEST_FILES.name: _conform(ident(second.files, ["broker_id"]), bronze.INGEST_FILES, c, r),
+            bronze.INGEST_FILES.name: _conform(ident(second.files, bronze.INGEST_FILES.name), bronze.INGEST_FILES, c, r),
             bronze.LOG_DIRS.name: _conform(part(bronze.LOG_DIRS.name), bronze.LOG_DIRS, c, r,
                                            {"capture_time": resolved_time}),
             bronze.DIR_ENTRIES.name: _conform(
-                ident(part(bronze.DIR_ENTRIES.name), ["broker_id", "cluster_id", "directory_id"]),
+                ident(part(bronze.DIR_ENTRIES.name), bronze.DIR_ENTRIES.name),
                 bronze.DIR_ENTRIES, c, r),
             bronze.METADATA_RECORDS.name: _conform(second.records, bronze.METADATA_RECORDS, c, r),
             bronze.METADATA_BATCHES.name: _conform(copies.batches, bronze.METADATA_BATCHES, c, r),
             bronze.METADATA_COPIES.name: _conform(copies.table, bronze.METADATA_COPIES, c, r),
-            bronze.PRODUCER_STATES.name: _conform(ident(part(bronze.PRODUCER_STATES.name), ["broker_id"]),
+            bronze.PRODUCER_STATES.name: _conform(ident(part(bronze.PRODUCER_STATES.name), bronze.PRODUCER_STATES.name),
                                                   bronze.PRODUCER_STATES, c, r),
             bronze.OFFSET_CHECKPOINTS.name: _conform(part(bronze.OFFSET_CHECKPOINTS.name), bronze.OFFSET_CHECKPOINTS,
                                                      c, r),
             bronze.ZK_EVENTS.name: _conform(part(bronze.ZK_EVENTS.name), bronze.ZK_EVENTS, c, r),
             bronze.REPORTED_REPLICAS.name: _conform(part(bronze.REPORTED_REPLICAS.name), bronze.REPORTED_REPLICAS,
                                                     c, r),
-            bronze.LEADER_EPOCHS.name: _conform(ident(part(bronze.LEADER_EPOCHS.name), ["broker_id"]),
+            bronze.LEADER_EPOCHS.name: _conform(ident(part(bronze.LEADER_EPOCHS.name), bronze.LEADER_EPOCHS.name),
                                                 bronze.LEADER_EPOCHS, c, r),
         }
         result = IngestResult(c, r, resolved_time, time_source, tables, first.units, first.tasks,
                               first.rows_emitted, first.file_status, copies.auth is not None, self.persisted,
                               execution_mode=second.execution_mode)
+        result.staged.update(first.staged)
         if second.direct is not None:
             result.staged[bronze.METADATA_RECORDS.name] = second.direct.staged
         return result

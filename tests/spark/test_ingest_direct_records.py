@@ -43,14 +43,6 @@ def snapshot_fleet(tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="module")
-def migration_fleet(tmp_path_factory):
-    """ZooKeeper -> KRaft: observer copies of the log, znodes, and dump-log text decoded by the first pass."""
-    out = str(tmp_path_factory.mktemp("direct-migration") / "capture")
-    command.run("pid-migration-reuse", out, SimParams(seed=4, partitions_per_broker=5))
-    return out
-
-
 @pytest.mark.parametrize("capture", ["devsample", "snapshot_fleet", "migration_fleet"])
 def test_direct_records_equal_the_dataframe_route(spark, tmp_path, request, devsample_dir, capture):
     root = str(devsample_dir) if capture == "devsample" else request.getfixturevalue(capture)

@@ -44,6 +44,23 @@ def test_plan_tasks_gives_log_dirs_own_tasks_and_groups_loose_files():
     assert [len(t) for t in tasks] == [1, 1, 1, 4, 4, 2]
 
 
+def test_plan_tasks_caps_whole_unit_tasks_balancing_bytes():
+    """With a file per task and table (the direct first pass), packs share tasks: largest first, each to the
+    task with the fewest bytes so far; every unit lands in exactly one task; loose files keep their groups."""
+    from jobs.ingest.discover import WorkUnit
+
+    sizes = [90, 10, 40, 40, 30, 30, 20, 20, 10]
+    units = [WorkUnit("pack", "/r", f"/r/p{i}", f"p{i}", size) for i, size in enumerate(sizes)]
+    units += [WorkUnit("file", "/r", f"/r/f{i}", f"f{i}", 1) for i in range(5)]
+    tasks = plan_tasks(units, files_per_task=4, max_whole_tasks=3)
+    whole, loose = tasks[:3], tasks[3:]
+    assert sorted(u.path for t in whole for u in t) == sorted(f"/r/p{i}" for i in range(len(sizes)))
+    assert sorted(sum(u.size for u in t) for t in whole) == [90, 100, 100]
+    assert [len(t) for t in loose] == [4, 1]
+    # no more units than the cap: a task each, as without one
+    assert [len(t) for t in plan_tasks(units[:2], files_per_task=4, max_whole_tasks=3)] == [1, 1]
+
+
 @pytest.mark.parametrize("name,parent,head,kind", [
     ("capture.json", "c", b"{}", "capture_record"),
     ("00000000000000000000.log", "__cluster_metadata-0", b"", "metadata_segment"),
