@@ -30,7 +30,7 @@ from jobs.settings import IngestSettings, SparkSettings
 from jobs.spark_session import fit_execution_to_size
 from jobs.tables import bronze
 from jobs.tables.parallel_writes import write_each
-from jobs.tables.parquet_files import StagedParquet
+from jobs.tables.parquet_files import StagedParquet, location_filesystem
 from jobs.tables.spec import TableSpec
 
 from . import metadata_files, tagged_rows
@@ -153,12 +153,16 @@ def run_ingest(spark: SparkSession, settings: IngestSettings, store, captures: U
     roots = [captures] if isinstance(captures, str) else list(captures)
     units = list(units) if units is not None else discover(roots)
     steps = IngestSteps(spark, settings, execution, store, capture_id, run_id)
-    first = steps.first_pass(units, multi_root=len(roots) > 1)
-    copies = steps.copies(first)
-    second = steps.second_pass(first, copies)
-    result = steps.conform(first, copies, second, capture_time)
-    if store is not None:
-        write_ingest(store, result, store.write_parallelism)
+    try:
+        first = steps.first_pass(units, multi_root=len(roots) > 1)
+        copies = steps.copies(first)
+        second = steps.second_pass(first, copies)
+        result = steps.conform(first, copies, second, capture_time)
+        if store is not None:
+            write_ingest(store, result, store.write_parallelism)
+    except BaseException:
+        steps.discard_staged()  # files tasks wrote for a commit that will not come
+        raise
     return result
 
 
@@ -229,6 +233,16 @@ class IngestSteps:
         self.capture_id, self.run_id = capture_id, run_id
         self.options = DecodeOptions.from_settings(self.settings)  # what executors need
         self.persisted: List[DataFrame] = []
+        self.staged: List[StagedParquet] = []  # folders tasks write table files into, until they are committed
+
+    def discard_staged(self) -> None:
+        """Delete the staging folders of files tasks wrote (best effort; a committed folder is gone already)."""
+        for staged in self.staged:
+            filesystem, root = location_filesystem(staged.location)
+            try:
+                filesystem.delete_dir(f"{root}/{staged.staging}")
+            except (FileNotFoundError, OSError):
+                pass
 
     def first_pass(self, units: List[WorkUnit], multi_root: bool) -> FirstPass:
         """One Spark job decodes every log dir, pack and loose file (persisted) and brings back the small facts."""
@@ -238,6 +252,7 @@ class IngestSteps:
         direct = direct_rows(self.store, self.settings.direct_first_pass_write and large, self.capture_id,
                              self.run_id)
         most = self.settings.direct_tasks_per_core * spark.sparkContext.defaultParallelism if direct else None
+        self.staged += list(direct.staged.values()) if direct else []
         tasks = plan_tasks(units, self.settings.files_per_task, max_whole_tasks=most)
         if tasks:
             units_df, shipped = rows_for_tasks(spark, _unit_rows(tasks, multi_root), UNIT_DDL)
@@ -295,6 +310,7 @@ class IngestSteps:
         the rest of the run to the capture's size once every row is counted."""
         direct = _direct_records(self.settings.direct_records_write, self.store, copies.auth, copies.overlapping, self.capture_id,
                                  self.run_id, first.copy_sources)
+        self.staged += [direct.staged] if direct else []
         sequence = decode_sequence(self.spark, copies.locators, copies.auth, self.options, self.persisted,
                                    copies.unmatched, copies.batches if copies.batch_count else None, direct)
         for table, count in sequence.rows_emitted.items():

@@ -77,3 +77,16 @@ def test_a_small_capture_takes_the_dataframe_route(spark, tmp_path, devsample_di
     _, rows, writers, _ = _ingest(spark, tmp_path / "small", str(devsample_dir))
     assert rows["bronze_ingest_files"]
     assert all(writers[t] <= {"parquet-mr"} for t in DIRECT_TABLES)
+
+
+def test_a_run_failing_after_the_first_pass_leaves_no_staged_files(spark, tmp_path, devsample_dir, monkeypatch):
+    from jobs.ingest import stage
+
+    def broken(self, first):
+        assert first.staged  # the tasks did write files
+        raise RuntimeError("the copies comparison broke")
+
+    monkeypatch.setattr(stage.IngestSteps, "copies", broken)
+    with pytest.raises(RuntimeError, match="copies comparison broke"):
+        _ingest(spark, tmp_path / "failed", str(devsample_dir), *ANY_SIZE)
+    assert [f for d, _, fs in os.walk(tmp_path / "failed") for f in fs if STAGING_DIR in d] == []
