@@ -16,6 +16,7 @@ import collector
 from udfs import pack_reader
 
 from .arrow_walk_fs import ArrowWalkFs
+from .discover import LOOSE_KINDS
 from .filesystems import join, open_root
 from .log_dir_rows import FILES, DecodeOptions, decode_entries
 from .loose_files import LooseFile, decode_loose, parse_time
@@ -168,7 +169,7 @@ def by_input(units: Iterable[Dict[str, Any]]) -> Iterator[List[Dict[str, Any]]]:
     other units (loose files) together, so their rows still share batches."""
     run: List[Dict[str, Any]] = []
     for unit in units:
-        if unit["kind"] in ("log_dir", "pack"):
+        if unit["kind"] not in LOOSE_KINDS:
             if run:
                 yield run
                 run = []

@@ -135,6 +135,10 @@ def _file_unit(root: str, path: str, base: str, info: pafs.FileInfo) -> WorkUnit
     return WorkUnit(kind, root, path, rel, size=info.size if info.size is not None else -1)
 
 
+LOOSE_KINDS = ("file", "link", "bad_name")
+"""Units that are single entries (grouped ``files_per_task`` to a task), not a log dir or a pack of many files."""
+
+
 def plan_tasks(units: Sequence[WorkUnit], files_per_task: int, max_whole_tasks: Optional[int] = None
                ) -> List[List[WorkUnit]]:
     """Group units into Spark tasks: a log dir or a pack is a task of its own (each holds many files);
@@ -147,7 +151,7 @@ def plan_tasks(units: Sequence[WorkUnit], files_per_task: int, max_whole_tasks: 
     loose: List[WorkUnit] = []
     whole: List[WorkUnit] = []
     for unit in units:
-        (loose if unit.kind in ("file", "link", "bad_name") else whole).append(unit)
+        (loose if unit.kind in LOOSE_KINDS else whole).append(unit)
     if max_whole_tasks is not None and len(whole) > max(1, max_whole_tasks):
         groups: List[List[WorkUnit]] = [[] for _ in range(max(1, max_whole_tasks))]
         loads = [0] * len(groups)

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from jobs.tables.parquet_files import StagedParquet
 
 from . import metadata_files
-from .task_files import TaskFile
+from .task_files import TaskFile, file_batch, run_column
 
 
 @dataclass(frozen=True)
@@ -39,23 +39,13 @@ class DirectRecords:
 
     def rows(self, block: pa.StructArray) -> pa.RecordBatch:
         """Records in the tagged struct -> the table's file columns, in order."""
-        n = len(block)
         fields = {f.name: block.field(i) for i, f in enumerate(block.type)}
-        copy_id = fields["copy_id"]
-        arrays = []
-        for field in self.staged.schema:
-            if field.name == "run_id":
-                array = pa.repeat(pa.scalar(self.run_id, pa.string()), n)
-            elif field.name == "source_broker_id":
-                copies = pa.array(list(self.copy_brokers), pa.string())
-                brokers = pa.array(list(self.copy_brokers.values()), pa.int32())
-                array = brokers.take(pc.index_in(copy_id, value_set=copies))  # unknown copy: null
-            elif field.name == "in_authoritative_sequence":
-                array = self._in_sequence(fields)
-            else:
-                array = fields[field.name]
-            arrays.append(array if array.type == field.type else array.cast(field.type))
-        return pa.RecordBatch.from_arrays(arrays, schema=self.staged.schema)
+        copies = pa.array(list(self.copy_brokers), pa.string())
+        brokers = pa.array(list(self.copy_brokers.values()), pa.int32())
+        return file_batch(self.staged.schema, block, {
+            "run_id": run_column(self.run_id, len(block)),
+            "source_broker_id": brokers.take(pc.index_in(fields["copy_id"], value_set=copies)),  # unknown: null
+            "in_authoritative_sequence": self._in_sequence(fields)})
 
     def _in_sequence(self, fields: Dict[str, pa.Array]) -> pa.Array:
         ours = pc.equal(fields["copy_id"], pa.scalar(self.copy_id, pa.string()))

@@ -30,7 +30,7 @@ from jobs.tables import bronze
 from jobs.tables.parquet_files import StagedParquet
 
 from .tagged_rows import FACTS, tagged_batch, to_batch
-from .task_files import TaskFile
+from .task_files import TaskFile, file_batch, run_column
 
 FROM_LOG_DIR: Dict[str, Tuple[str, ...]] = {
     bronze.INGEST_FILES.name: ("broker_id",),
@@ -107,20 +107,12 @@ class DirectRows:
     def rows(self, table: str, block: pa.StructArray,
              identity: Optional[Tuple[pa.Array, Dict[str, pa.Array]]]) -> pa.RecordBatch:
         """Rows of ``table`` in the tagged struct -> the table's file columns, in order."""
-        schema = self.staged[table].schema
-        n = len(block)
+        given = {"run_id": run_column(self.run_id, len(block))}
         from_dir = FROM_LOG_DIR.get(table, ())
-        where = pc.index_in(block.field("log_dir"), value_set=identity[0]) if from_dir else None
-        arrays = []
-        for field in schema:
-            if field.name == "run_id":
-                array = pa.repeat(pa.scalar(self.run_id, pa.string()), n)
-            elif field.name in from_dir:
-                array = identity[1][field.name].take(where)  # no log dir: null, as the driver's left join
-            else:
-                array = block.field(field.name)
-            arrays.append(array if array.type == field.type else array.cast(field.type))
-        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+        if from_dir:
+            where = pc.index_in(block.field("log_dir"), value_set=identity[0])
+            given.update({c: identity[1][c].take(where) for c in from_dir})  # no log dir: null, as the left join
+        return file_batch(self.staged[table].schema, block, given)
 
 
 def _by_table(batch: pa.RecordBatch) -> Iterator[Tuple[str, pa.RecordBatch]]:
@@ -141,7 +133,7 @@ def log_dir_identity(dirs: List[pa.StructArray]) -> Tuple[pa.Array, Dict[str, pa
     if not dirs:
         empty = pa.array([], pa.string())
         return empty, {c: pa.array([], bronze.LOG_DIRS.arrow_schema().field(c).type) for c in IDENTITY_COLUMNS}
-    rows = pa.concat_arrays([d.cast(dirs[0].type) for d in dirs])
+    rows = pa.concat_arrays(dirs)
     log_dir = rows.field("log_dir")
     counts = pc.value_counts(log_dir.drop_null())
     once = counts.field("values").filter(pc.equal(counts.field("counts"), 1))

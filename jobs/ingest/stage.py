@@ -30,7 +30,7 @@ from jobs.settings import IngestSettings, SparkSettings
 from jobs.spark_session import fit_execution_to_size
 from jobs.tables import bronze
 from jobs.tables.parallel_writes import write_each
-from jobs.tables.parquet_files import StagedParquet, location_filesystem
+from jobs.tables.parquet_files import StagedParquet
 from jobs.tables.spec import TableSpec
 
 from . import metadata_files, tagged_rows
@@ -238,19 +238,16 @@ class IngestSteps:
     def discard_staged(self) -> None:
         """Delete the staging folders of files tasks wrote (best effort; a committed folder is gone already)."""
         for staged in self.staged:
-            filesystem, root = location_filesystem(staged.location)
-            try:
-                filesystem.delete_dir(f"{root}/{staged.staging}")
-            except (FileNotFoundError, OSError):
-                pass
+            staged.discard()
 
     def first_pass(self, units: List[WorkUnit], multi_root: bool) -> FirstPass:
         """One Spark job decodes every log dir, pack and loose file (persisted) and brings back the small facts."""
         spark = self.spark
-        # a small capture's tables read faster as Spark's few files than as a file per task and table
-        large = capture_bytes_below(units, self.settings.direct_first_pass_min_bytes) is None
-        direct = direct_rows(self.store, self.settings.direct_first_pass_write and large, self.capture_id,
-                             self.run_id)
+        # a small capture's tables read faster as Spark's few files than as a file per task and table (sized
+        # last: a raw tree is walked for it)
+        wanted = (self.settings.direct_first_pass_write and self.store is not None
+                  and capture_bytes_below(units, self.settings.direct_first_pass_min_bytes) is None)
+        direct = direct_rows(self.store, wanted, self.capture_id, self.run_id)
         most = self.settings.direct_tasks_per_core * spark.sparkContext.defaultParallelism if direct else None
         self.staged += list(direct.staged.values()) if direct else []
         tasks = plan_tasks(units, self.settings.files_per_task, max_whole_tasks=most)

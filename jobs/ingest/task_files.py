@@ -6,13 +6,27 @@ Shared by the passes whose tasks finish a table's rows themselves (:mod:`jobs.in
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Mapping, Optional
 
 import pyarrow as pa
 
 from jobs.tables.parquet_files import StagedParquet
 
 ROW_GROUP_ROWS = 131_072  # blocks arrive in a few thousand rows; Parquet readers want larger row groups
+
+
+def file_batch(schema: pa.Schema, block: pa.StructArray, given: Mapping[str, pa.Array]) -> pa.RecordBatch:
+    """Rows of a tagged struct ``block`` as a table file's batch: the ``given`` columns (those the task fills
+    in: run id, joined values), every other column the block's field of that name; each cast to the file's type."""
+    arrays = []
+    for field in schema:
+        array = given[field.name] if field.name in given else block.field(field.name)
+        arrays.append(array if array.type == field.type else array.cast(field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def run_column(run_id: str, rows: int) -> pa.Array:
+    return pa.repeat(pa.scalar(run_id, pa.string()), rows)
 
 
 class TaskFile:

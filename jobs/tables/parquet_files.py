@@ -211,3 +211,11 @@ class StagedParquet:
         """``(pyarrow filesystem, path)`` of the folder writers put this slice's files in."""
         filesystem, root = location_filesystem(self.location)
         return filesystem, "/".join(p for p in (root, self.staging, self.partition) if p)
+
+    def discard(self) -> None:
+        """Delete the staging folder and whatever writers put there (best effort; committed: gone already)."""
+        filesystem, root = location_filesystem(self.location)
+        try:
+            filesystem.delete_dir(f"{root}/{self.staging}")
+        except (FileNotFoundError, OSError):
+            pass
