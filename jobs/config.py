@@ -24,7 +24,7 @@ ENUMS: Dict[str, Tuple[str, ...]] = {
 NON_NEGATIVE = ("run.progress_seconds", "run.min_capture_ratio", "reconcile.file_delete_delay_ms",
                 "reconcile.delete_grace_ms", "reconcile.zk_delete_stuck_after_ms", "reconcile.future_move_stuck_ms",
                 "reconcile.transaction_max_timeout_ms", "reconcile.reassignment_stuck_ms",
-                "spark.small_capture_jvm_below_bytes")
+                "spark.small_capture_jvm_below_bytes", "storage.staging_max_age_hours")
 
 
 class ConfigError(ValueError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,6 +58,27 @@ def _late_gaps(store, result, run_id: str, capture_id: str, files_seen: int, min
     return gaps_after_reconcile(missing, files_seen, previous[0]["files_seen"] if previous else None, min_ratio)
 
 
+def sweep_in_background(store, max_age_hours: float) -> threading.Thread:
+    """Delete staging folders killed runs left (``storage.staging_max_age_hours``), on a thread: on an object
+    store it is a listing per table, which need not delay the ingest. Logged when something was deleted; a
+    failure is a warning, never the run's outcome."""
+    from jobs.stage_log import get_logger
+
+    def sweep() -> None:
+        try:
+            swept = store.sweep_staging(max_age_hours)
+        except Exception as exc:  # housekeeping: the run's tables are not at stake
+            get_logger().warning("stage=storage staging_sweep=failed reason=%s", str(exc).splitlines()[0][:200])
+            return
+        if swept:
+            get_logger().info("stage=storage stale_staging_folders_deleted=%d tables=%s",
+                              sum(len(v) for v in swept.values()), ",".join(sorted(swept)))
+
+    thread = threading.Thread(target=sweep, name="kafka-recon-staging-sweep", daemon=True)
+    thread.start()
+    return thread
+
+
 def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_time: Optional[datetime], run_id: str,
                  fail_on: str, run_quality: bool = True, timer: Optional[StageTimer] = None,
                  spark=None, units=None, allow_partial: bool = False) -> PipelineResult:
@@ -78,6 +100,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
         preload_in_background()  # GX's import overlaps the session's start and the ingest
     spark = spark or get_spark_for_capture(settings.spark, units)
     store = DeltaStore.from_settings(spark, settings.storage)
+    sweeper = sweep_in_background(store, settings.storage.staging_max_age_hours)
     capture_id = derive_capture_id(captures, capture_time)
     out = Path(out_dir)
 
@@ -140,6 +163,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
                               .where(F.col("capture_id") == capture_id),
                               dq_summary=dq.summary if dq else None, fail_on=fail_on,
                               log_dirs_df=store.read("bronze_log_dirs").where(F.col("capture_id") == capture_id))
+    sweeper.join()
     return PipelineResult(run_id=run_id, capture_id=capture_id, capture_time=when,
                           counts_by_severity=paths.counts_by_severity, report_html=str(paths.report_html),
                           summary=paths.summary, stage_seconds=dict(timer.seconds),

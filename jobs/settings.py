@@ -57,6 +57,7 @@ class StorageSettings:
     schema: str
     commit_retries: int
     write_parallelism: int
+    staging_max_age_hours: float
 
 
 @dataclass(frozen=True)

@@ -428,6 +428,10 @@ class EmbeddedBackend:
         raise ConcurrentTableUpdateError(spec.name, operation, self.commit_retries + 1,
                                          last.read_version if last else None, last.found_version if last else None)
 
+    def sweep_staging(self, location: str, started_before: _dt.datetime) -> List[str]:
+        """Delete staging folders of writes that began before ``started_before`` (see :func:`sweep_staging`)."""
+        return sweep_staging(location, started_before)
+
     def _discard(self, paths: TablePaths, files: Sequence[NewFile]) -> None:
         """Delete published but uncommitted files (best effort: leftovers are invisible to readers)."""
         for f in files:
@@ -440,14 +444,54 @@ class EmbeddedBackend:
 # ---------------------------------------------------------------------- helpers (pure)
 
 
+WRITE_ID_TIME = "%Y%m%dT%H%M%S"  # a write id starts with the UTC second its write began
+DIRECT_PREFIX = "direct-"  # staging folders executors write into (StagedParquet) start with this
+
+
 def _write_id() -> str:
-    return f"{_dt.datetime.now(_dt.timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:12]}"
+    return f"{_dt.datetime.now(_dt.timezone.utc):{WRITE_ID_TIME}}-{uuid.uuid4().hex[:12]}"
+
+
+def staging_started(name: str) -> Optional[_dt.datetime]:
+    """When the write that made the staging folder ``name`` began (its write id's time, UTC); None for a name
+    no write of this backend makes (such a folder is never swept)."""
+    stamp = name[len(DIRECT_PREFIX):] if name.startswith(DIRECT_PREFIX) else name
+    if len(stamp) < 17 or stamp[15] != "-":
+        return None
+    try:
+        return _dt.datetime.strptime(stamp[:15], WRITE_ID_TIME).replace(tzinfo=_dt.timezone.utc)
+    except ValueError:
+        return None
+
+
+def sweep_staging(location: str, started_before: _dt.datetime) -> List[str]:
+    """Delete the staging folders of ``location``'s table whose write began before ``started_before``: what a
+    killed run (SIGKILL, a job timeout, a lost driver) left behind, since only a process that is still alive
+    cleans up after a failed write. Returns the folders deleted; a folder that cannot be listed or deleted is
+    skipped (the next sweep tries again)."""
+    from pyarrow import fs as pafs
+
+    paths = table_paths(location)
+    try:
+        entries = paths.fs.get_file_info(pafs.FileSelector(paths.fs_path(STAGING_DIR), allow_not_found=True))
+    except OSError:
+        return []
+    deleted = []
+    for entry in entries:
+        started = staging_started(entry.base_name) if entry.type == pafs.FileType.Directory else None
+        if started is not None and started < started_before:
+            try:
+                paths.fs.delete_dir(entry.path)
+                deleted.append(entry.base_name)
+            except OSError as exc:
+                log.warning("could not delete stale staging folder %s: %s", entry.path, exc)
+    return deleted
 
 
 def staging_for(spec: TableSpec, location: str, partition: str) -> StagedParquet:
     """A new, empty staging folder description for files of ``spec``'s slice at ``partition``."""
     schema = pa.schema([f for f in spec.arrow_schema() if f.name not in spec.partition_by])
-    return StagedParquet(spec.name, location, f"{STAGING_DIR}/direct-{_write_id()}", partition, schema)
+    return StagedParquet(spec.name, location, f"{STAGING_DIR}/{DIRECT_PREFIX}{_write_id()}", partition, schema)
 
 
 def _delete_dir(paths: TablePaths, rel: str) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from jobs.settings import StorageSettings
@@ -207,6 +208,17 @@ class DeltaStore:
     def history(self, name: str, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         """Commits, newest first: dicts with version, timestamp, operation, run_id, read_version, metrics."""
         return self.backend.history(self.location(name), limit)
+
+    def sweep_staging(self, max_age_hours: float) -> Dict[str, List[str]]:
+        """Delete every table's staging folders whose write began over ``max_age_hours`` ago: files a killed
+        run wrote for a commit that never came (invisible to readers, but they take space). A backend without
+        staging folders (delta-spark) has nothing to sweep. Returns ``{table: [folders deleted]}``."""
+        sweep = getattr(self.backend, "sweep_staging", None)
+        if sweep is None or max_age_hours <= 0 or self.locator.uses_catalog:
+            return {}
+        cutoff = datetime.now(timezone.utc) - timedelta(hours=max_age_hours)
+        swept = {name: sweep(self.location(name), cutoff) for name in self.tables}
+        return {name: folders for name, folders in swept.items() if folders}
 
     def read(self, name: str, version: Optional[int] = None):
         """The table as a Spark DataFrame in the registry's column order, at ``version`` if given.

@@ -15,7 +15,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Sequence
 
 from jobs.tables.registry import TABLES
 
@@ -36,23 +36,25 @@ def simulate(out: Path, scenario: str = "stray-dirs") -> Path:
     return out
 
 
-def nightly_command(capture: Path, root: Path, out: Path, run_id: str, kill_at: Optional[str] = None) -> List[str]:
-    """The nightly entry point, or the same command line under tests.fault_injection killing it at ``kill_at``."""
+def nightly_command(capture: Path, root: Path, out: Path, run_id: str, kill_at: Optional[str] = None,
+                    sets: Sequence[str] = ()) -> List[str]:
+    """The nightly entry point, or the same command line under tests.fault_injection killing it at ``kill_at``;
+    ``sets``: more ``--set KEY=VALUE`` overrides."""
     entry = ["-m", "tests.fault_injection", "--kill-at", kill_at, "--", "nightly"] if kill_at else ["-m", "jobs.nightly"]
     return [sys.executable, *entry, "--capture", str(capture), "--out", str(out),
             "--capture-time", CAPTURE_TIME, "--run-id", run_id, "--fail-on", "never", "--skip-quality",
             "--set", f"storage.root={root}", "--set", "storage.backend=embedded",
             "--set", "spark.master=local[2]", "--set", "spark.shuffle_partitions=2",
-            "--set", "spark.driver_memory=2g"]
+            "--set", "spark.driver_memory=2g", *[arg for value in sets for arg in ("--set", value)]]
 
 
 def start(capture: Path, root: Path, out: Path, run_id: str, log: Path,
-          kill_at: Optional[str] = None) -> subprocess.Popen:
+          kill_at: Optional[str] = None, sets: Sequence[str] = ()) -> subprocess.Popen:
     """Start one nightly run in its own process group; stdout and stderr go to ``log``."""
     env = dict(os.environ, TZ="UTC", PYSPARK_PYTHON=sys.executable)
     handle = open(log, "ab")
     try:
-        proc = subprocess.Popen(nightly_command(capture, root, out, run_id, kill_at), cwd=ROOT, env=env, stdout=handle,
+        proc = subprocess.Popen(nightly_command(capture, root, out, run_id, kill_at, sets), cwd=ROOT, env=env, stdout=handle,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         handle.close()

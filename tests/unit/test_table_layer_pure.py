@@ -170,3 +170,52 @@ def test_clause_validation_names_the_problem():
         mc.MergeClause(mc.NOT_MATCHED, mc.DELETE)
     with pytest.raises(TypeError, match="condition"):
         mc.MergeClause(mc.MATCHED, mc.DELETE, condition=True)
+
+
+# --------------------------------------------------------------------------- stale staging folders
+
+def test_staging_folder_names_give_the_time_their_write_began():
+    from jobs.tables.backend_embedded import _write_id, staging_for, staging_started
+
+    assert staging_started("20261127T171034-9ef47dac3585") == dt.datetime(2026, 11, 27, 17, 10, 34, tzinfo=UTC)
+    assert staging_started("direct-20200101T000000-abc") == dt.datetime(2020, 1, 1, tzinfo=UTC)
+    before = dt.datetime.now(UTC).replace(microsecond=0)
+    assert before <= staging_started(_write_id()) <= dt.datetime.now(UTC)
+    direct = staging_for(SPEC, "/tables/t_pure", "capture_id=c").staging.rsplit("/", 1)[1]
+    assert before <= staging_started(direct) <= dt.datetime.now(UTC)
+    for foreign in ("notes", "20261127T171034", "2026-11-27T17:10:34-x", "20261327T171034-x", "direct-", ""):
+        assert staging_started(foreign) is None, foreign
+
+
+def test_sweep_deletes_only_our_staging_folders_older_than_the_cutoff(tmp_path):
+    from jobs.tables.backend_embedded import sweep_staging
+
+    staging = tmp_path / "t_pure" / "_kr_staging"
+    names = {"old": "20200101T000000-aaaaaaaaaaaa", "old_direct": "direct-20200102T000000-bbbbbbbbbbbb",
+             "new": "20300101T000000-cccccccccccc", "foreign": "keep-me"}
+    for name in names.values():
+        (staging / name / "capture_id=c").mkdir(parents=True)
+        (staging / name / "capture_id=c" / "part-00000.parquet").write_bytes(b"x")
+    (staging / "20200101T000000-dddddddddddd").write_bytes(b"a file, not a folder")
+    cutoff = dt.datetime(2026, 1, 1, tzinfo=UTC)
+    assert sorted(sweep_staging(str(tmp_path / "t_pure"), cutoff)) == sorted([names["old"], names["old_direct"]])
+    assert sorted(p.name for p in staging.iterdir()) == sorted(
+        [names["new"], names["foreign"], "20200101T000000-dddddddddddd"])
+    assert sweep_staging(str(tmp_path / "missing_table"), cutoff) == []
+
+
+def test_store_sweeps_every_table_and_zero_hours_never_sweeps(tmp_path):
+    from jobs.tables.backend_embedded import EmbeddedBackend
+    from jobs.tables.delta_store import DeltaStore, TableLocator
+
+    other = TableSpec(name="t_other", layer="bronze", keys=("k",), columns=cols(("k", "long")))
+    store = DeltaStore(None, EmbeddedBackend(None), TableLocator(str(tmp_path)), {"t_pure": SPEC, "t_other": other})
+    stale = dt.datetime.now(UTC) - dt.timedelta(hours=30)
+    fresh = dt.datetime.now(UTC) - dt.timedelta(hours=1)
+    for table, moment in (("t_pure", stale), ("t_pure", fresh), ("t_other", stale)):
+        (tmp_path / table / "_kr_staging" / f"{moment:%Y%m%dT%H%M%S}-{table}").mkdir(parents=True)
+    assert store.sweep_staging(0) == {}
+    assert len(list((tmp_path / "t_pure" / "_kr_staging").iterdir())) == 2
+    swept = store.sweep_staging(24)
+    assert swept == {"t_pure": [f"{stale:%Y%m%dT%H%M%S}-t_pure"], "t_other": [f"{stale:%Y%m%dT%H%M%S}-t_other"]}
+    assert [p.name for p in (tmp_path / "t_pure" / "_kr_staging").iterdir()] == [f"{fresh:%Y%m%dT%H%M%S}-t_pure"]
