@@ -84,6 +84,8 @@ def _coerce(value: Any, like: Any, where: str) -> Any:
             return value.lower() in ("true", "1", "yes")
         raise ConfigError(f"{where}: expected true/false, got {value!r}")
     if isinstance(like, int) and not isinstance(like, bool):
+        if isinstance(value, float) and not value.is_integer():  # int(2.7) would quietly make it 2
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
         try:
             return int(value)
         except (TypeError, ValueError):

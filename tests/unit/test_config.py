@@ -38,6 +38,21 @@ def test_wrong_type_is_rejected():
         load_config(overrides=["spark.shuffle_partitions=many"], env={})
 
 
+def test_a_fraction_for_an_integer_key_is_rejected_not_truncated(tmp_path):
+    with pytest.raises(ConfigError, match="storage.write_parallelism: expected an integer, got 2.5"):
+        load_config(overrides=["storage.write_parallelism=2.5"], env={})
+    user = tmp_path / "site.yaml"
+    user.write_text("spark:\n  shuffle_partitions: 0.5\n")
+    with pytest.raises(ConfigError, match="spark.shuffle_partitions: expected an integer, got 0.5"):
+        load_config(str(user), env={})
+    assert load_config(overrides=["storage.write_parallelism=2.0"], env={}).storage.write_parallelism == 2
+
+
+def test_a_number_key_keeps_its_fraction():
+    assert load_config(overrides=["storage.staging_max_age_hours=0.0001"], env={}).storage.staging_max_age_hours == 0.0001
+    assert load_config(overrides=["storage.staging_max_age_hours=6"], env={}).storage.staging_max_age_hours == 6.0
+
+
 def test_free_form_spark_conf_accepts_new_keys():
     cfg = load_config(overrides=["spark.extra_conf.spark.executor.memory=4g"], env={})
     assert cfg.spark.extra_conf == {"spark.executor.memory": "4g"}
