@@ -65,6 +65,39 @@ def test_ingest_of_a_small_real_capture_switches_to_interpreted(spark, devsample
         result.release()
 
 
+def test_tables_written_as_files_leave_the_ingest_writes_to_the_rows_left_then_the_run_fits_every_row(
+        spark, tmp_path, devsample_dir):
+    """The tasks write most of devsample's rows as files (the direct routes, forced at this size): the rows left
+    for Spark are fewer than the limit (every row), so they are written interpreted; then the run, which reads
+    every row, goes compiled."""
+    from jobs.ingest import run_ingest
+    from jobs.tables.delta_store import DeltaStore
+
+    probe = settings_from()
+    counted = run_ingest(spark, probe.ingest, None, [str(devsample_dir)], "mode-probe", "run-0", execution=probe.spark)
+    total = sum(counted.rows_emitted.values())
+    counted.release()
+
+    s = settings_from(f"storage.root={tmp_path / 'tables'}", "storage.backend=embedded",
+                      "ingest.direct_first_pass_min_bytes=0", f"spark.interpreted_below_rows={total}")
+    store = DeltaStore.from_settings(spark, s.storage)
+    modes = {}
+    write = store.replace_slice
+
+    def noting_mode(name, *args, **kwargs):
+        modes[name] = spark.conf.get(CODEGEN_MODE_KEY)
+        return write(name, *args, **kwargs)
+
+    store.replace_slice = noting_mode
+    spark.conf.set(CODEGEN_MODE_KEY, "FALLBACK")
+    result = run_ingest(spark, s.ingest, store, [str(devsample_dir)], "mode-files", "run-1", execution=s.spark)
+    try:
+        assert set(modes.values()) == {"NO_CODEGEN"} and "bronze_metadata_records" in modes
+        assert result.execution_mode == "compiled" and spark.conf.get(CODEGEN_MODE_KEY) == "FALLBACK"
+    finally:
+        result.release()
+
+
 def test_the_profile_chosen_sets_how_many_reconcile_actions_run_at_once(spark):
     """run_reconcile's default comes from the session: what the last fit chose (the job, notebooks and tests alike)."""
     from jobs.spark_session import session_actions_at_once
