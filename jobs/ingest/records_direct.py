@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from jobs.tables.parquet_files import StagedParquet
 
 from . import metadata_files
+from .tagged_rows import by_table
 from .task_files import TaskFile, file_batch, run_column
 
 
@@ -64,13 +65,11 @@ class DirectRecords:
         writer = TaskFile(self.staged)
         try:
             for batch in tagged:
-                is_record = pc.equal(batch.column("table"), metadata_files.RECORDS)
-                records = pc.sum(is_record).as_py() or 0
-                if records:
-                    chosen = batch if records == batch.num_rows else batch.filter(is_record)
-                    writer.add(self.rows(chosen.column(metadata_files.RECORDS)))
-                if records < batch.num_rows:
-                    yield batch if not records else batch.filter(pc.invert(is_record))
+                for table, part in by_table(batch):
+                    if table == metadata_files.RECORDS:
+                        writer.add(self.rows(part.column(table)))
+                    else:
+                        yield part
             writer.close()
         finally:
             writer.abandon()

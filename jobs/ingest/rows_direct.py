@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from jobs.tables import bronze
 from jobs.tables.parquet_files import StagedParquet
 
-from .tagged_rows import FACTS, tagged_batch, to_batch
+from .tagged_rows import FACTS, by_table, tagged_batch, to_batch
 from .task_files import TaskFile, file_batch, run_column
 
 FROM_LOG_DIR: Dict[str, Tuple[str, ...]] = {
@@ -79,7 +79,7 @@ class DirectRows:
         held: List[Tuple[str, pa.StructArray]] = []
         dirs: List[pa.StructArray] = []
         for batch in tagged:
-            for table, part in _by_table(batch):
+            for table, part in by_table(batch):
                 if table == bronze.LOG_DIRS.name:
                     dirs.append(part.column(table))
                 if table not in files:
@@ -113,19 +113,6 @@ class DirectRows:
             where = pc.index_in(block.field("log_dir"), value_set=identity[0])
             given.update({c: identity[1][c].take(where) for c in from_dir})  # no log dir: null, as the left join
         return file_batch(self.staged[table].schema, block, given)
-
-
-def _by_table(batch: pa.RecordBatch) -> Iterator[Tuple[str, pa.RecordBatch]]:
-    """A tagged batch split by its ``table`` tag (the decoder emits one table per batch: no copy then)."""
-    if not batch.num_rows:
-        return
-    tags = batch.column("table")
-    first = tags[0].as_py()
-    if pc.all(pc.equal(tags, first)).as_py():
-        yield first, batch
-        return
-    for table in pc.unique(tags).to_pylist():
-        yield table, batch.filter(pc.equal(tags, table))
 
 
 def log_dir_identity(dirs: List[pa.StructArray]) -> Tuple[pa.Array, Dict[str, pa.Array]]:

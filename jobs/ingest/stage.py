@@ -160,7 +160,8 @@ def run_ingest(spark: SparkSession, settings: IngestSettings, store, captures: U
         result = steps.conform(first, copies, second, capture_time)
         if store is not None:
             write_ingest(store, result, store.write_parallelism)
-        result.execution_mode = steps.fit_run(second)
+        # the rest of the run (reconcile, quality) reads every row, however it was written
+        result.execution_mode = fit_execution_to_size(spark, execution, second.rows)
     except BaseException:
         steps.discard_staged()  # files tasks wrote for a commit that will not come
         raise
@@ -221,8 +222,7 @@ class SecondPass:
     records: DataFrame
     files: DataFrame
     direct: Optional[DirectRecords]
-    execution_mode: Optional[str]  # None: fitted once the tables are written (:meth:`IngestSteps.fit_run`)
-    rows: int  # every row of the capture, however it was written
+    rows: int  # every row of the capture, however it was written (the run's execution mode fits this)
 
 
 class IngestSteps:
@@ -292,7 +292,7 @@ class IngestSteps:
                    .join(first.broker_of_copy, "copy_id", "left"))
         batch_count = first.rows_emitted.get(bronze.METADATA_BATCHES.name, 0)
         # the comparison reads only batch rows: it runs in the profile their number calls for (small, even in a
-        # large capture: 4 jobs instead of 7 under AQE); the second pass fits the rest of the run to every row
+        # large capture: 4 jobs instead of 7 under AQE); run_ingest fits the rest of the run to every row
         fit_execution_to_size(self.spark, self.execution, batch_count, scope="copies")
         if batch_count:
             batches = batches.persist(StorageLevel.MEMORY_AND_DISK)
@@ -306,7 +306,7 @@ class IngestSteps:
 
     def second_pass(self, first: FirstPass, copies: Copies) -> SecondPass:
         """Decode only the authoritative copy's records (plus batches it lacks), flag its one sequence, and fit
-        the rest of the run to the capture's size once every row is counted."""
+        the ingest's own splits and writes to the rows left to Spark once every row is counted."""
         direct = _direct_records(self.settings.direct_records_write, self.store, copies.auth, copies.overlapping, self.capture_id,
                                  self.run_id, first.copy_sources)
         self.staged += [direct.staged] if direct else []
@@ -314,16 +314,13 @@ class IngestSteps:
                                    copies.unmatched, copies.batches if copies.batch_count else None, direct)
         for table, count in sequence.rows_emitted.items():
             first.rows_emitted[table] = first.rows_emitted.get(table, 0) + count
-        # every row is counted by now: the rest of the run (splits, writes, reconcile, quality) fits the size.
-        # Rows the tasks wrote as files never pass through this session, so the ingest's own splits and writes
-        # fit the rows left (the real 1M log: ~900 rows, whose cold writes took ~0.5 s longer compiled); the
-        # run's mode, for what reads every row, is set once they are written.
+        # every row is counted by now. Rows the tasks wrote as files never pass through this session, so the
+        # ingest's own splits and writes fit the rows left (the real 1M log: ~900 rows, whose cold writes took
+        # ~0.5 s longer compiled); run_ingest fits the rest of the run to every row once they are written.
         rows = sum(first.rows_emitted.values())
         staged = sum(first.staged_rows.values()) + (sequence.rows_emitted.get(bronze.METADATA_RECORDS.name, 0)
                                                     if direct is not None else 0)
-        if staged:
-            fit_execution_to_size(self.spark, self.execution, rows - staged, scope="ingest writes")
-        execution_mode = None if staged else fit_execution_to_size(self.spark, self.execution, rows)
+        fit_execution_to_size(self.spark, self.execution, rows - staged, scope="ingest writes")
         records = first.part(bronze.METADATA_RECORDS.name)  # first-pass records (bootstrap files, dump text)
         if sequence.records is not None:
             records = records.unionByName(sequence.records)
@@ -331,13 +328,7 @@ class IngestSteps:
         flagged = flag_sequence(records, copies.auth, overlapping=copies.overlapping)
         files = fold_decoded_outcomes(first.part(bronze.INGEST_FILES.name), copies.locators, sequence.outcomes,
                                       first.file_status)
-        return SecondPass(flagged, files, direct, execution_mode, rows)
-
-    def fit_run(self, second: SecondPass) -> str:
-        """The run's execution mode, once the ingest's tables are written (see :meth:`second_pass`)."""
-        if second.execution_mode is None:
-            second.execution_mode = fit_execution_to_size(self.spark, self.execution, second.rows)
-        return second.execution_mode
+        return SecondPass(flagged, files, direct, rows)
 
     def conform(self, first: FirstPass, copies: Copies, second: SecondPass,
                 capture_time: Optional[datetime]) -> IngestResult:

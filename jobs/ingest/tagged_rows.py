@@ -8,9 +8,10 @@ capture_id / run_id are constants added by the driver, so they are not part of t
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, Iterable, List, Mapping, Tuple
+from typing import Dict, Iterable, Iterator, List, Mapping, Tuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from jobs.tables import bronze
 from jobs.tables.spec import Column, TableSpec, cols
@@ -118,6 +119,19 @@ def tagged_batch(table: str, filled: pa.StructArray, tables: Tuple[str, ...] = A
     for name in tables:
         arrays.append(filled if name == table else pa.nulls(n, type=STRUCTS[name]))
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema(tables))
+
+
+def by_table(batch: pa.RecordBatch) -> Iterator[Tuple[str, pa.RecordBatch]]:
+    """A tagged batch split by its ``table`` tag (decoders emit one table per batch: then no copy is made)."""
+    if not batch.num_rows:
+        return
+    tags = batch.column("table")
+    first = tags[0].as_py()
+    if pc.all(pc.equal(tags, first)).as_py():
+        yield first, batch
+        return
+    for table in pc.unique(tags).to_pylist():
+        yield table, batch.filter(pc.equal(tags, table))
 
 
 class RowSink:

@@ -214,7 +214,7 @@ class DeltaStore:
         run wrote for a commit that never came (invisible to readers, but they take space). A backend without
         staging folders (delta-spark) has nothing to sweep. Returns ``{table: [folders deleted]}``."""
         sweep = getattr(self.backend, "sweep_staging", None)
-        if sweep is None or max_age_hours <= 0 or self.locator.uses_catalog:
+        if sweep is None or max_age_hours <= 0:
             return {}
         cutoff = datetime.now(timezone.utc) - timedelta(hours=max_age_hours)
         swept = {name: sweep(self.location(name), cutoff) for name in self.tables}
