@@ -34,12 +34,12 @@ def floor_main() -> int:
     return 0
 
 
-def _nightly(capture: str, label: str, timeout: float) -> dict:
+def _nightly(capture: str, label: str, timeout: float, env=None) -> dict:
     work = os.path.join(CACHE, "small", label)
     cmd = [sys.executable, "-m", "jobs.cli", "nightly", "--capture", capture, "--out", os.path.join(work, "out"),
            "--set", f"storage.root={os.path.join(work, 'tables')}", "--set", f"spark.master={MASTER}",
            "--fail-on", "never"]
-    run = run_measured(cmd, os.path.join(work, "nightly.log"), timeout)
+    run = run_measured(cmd, os.path.join(work, "nightly.log"), timeout, env=env)
     with open(run["log"]) as f:
         run["stages"] = {name: float(sec) for name, _rows, sec in STAGE_LINE.findall(f.read())}
     run["ok"] = run["exit_code"] == 0 and {"ingest", "reconcile", "quality", "report"} <= set(run["stages"])
@@ -56,9 +56,18 @@ def run(timeout: float = 1800) -> Dict[str, dict]:
     out["floor"]["ok"] = out["floor"]["exit_code"] == 0
     out["kafka-devsample"] = _nightly(DEVSAMPLE, "kafka-devsample", timeout)
     out["sim-3-brokers"] = _nightly(sim, "sim-3-brokers", timeout)
+    # the same entry points without the JVM class archive (`kafka-recon class-archive`), for the before/after
+    without = {**os.environ, "KAFKA_RECON__SPARK__CLASS_ARCHIVE": "false"}
+    out["floor-no-archive"] = run_measured([sys.executable, "-m", "bench.bench_small", "--floor"],
+                                           os.path.join(CACHE, "small", "floor-no-archive.log"), timeout, env=without)
+    out["kafka-devsample-no-archive"] = _nightly(DEVSAMPLE, "kafka-devsample-no-archive", timeout, env=without)
     floor = out["floor"]["wall_s"]
     for name in ("kafka-devsample", "sim-3-brokers"):
         out[name]["ratio"] = round(out[name]["wall_s"] / floor, 2) if floor else None
+    plain = out["floor-no-archive"]["wall_s"]
+    out["kafka-devsample-no-archive"]["ratio"] = round(out["kafka-devsample-no-archive"]["wall_s"] / plain, 2) \
+        if plain else None
+    for name in ("kafka-devsample", "sim-3-brokers", "kafka-devsample-no-archive"):
         out[name]["target_met"] = bool(out[name]["ok"] and out[name]["ratio"] is not None
                                        and out[name]["ratio"] <= TARGET_RATIO)
     with open(os.path.join(CACHE, "small.json"), "w") as f:
@@ -70,10 +79,13 @@ def markdown(result: Dict[str, dict]) -> List[str]:
     floor = result["floor"]
     lines = ["## Small captures vs the Spark floor (target <= 3x)", "",
              f"Floor (session start + one trivial job, same entry point): **{floor['wall_s']} s** wall, "
-             f"{floor['cpu_s']} CPU s.", "",
+             f"{floor['cpu_s']} CPU s (with the JVM class archive; without it: "
+             f"{result.get('floor-no-archive', {}).get('wall_s', '-')} s).", "",
              "| capture | wall s | CPU s | x floor | ingest | reconcile | quality | report | target |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for name in ("kafka-devsample", "sim-3-brokers"):
+    for name in ("kafka-devsample", "sim-3-brokers", "kafka-devsample-no-archive"):
+        if name not in result:
+            continue
         r = result[name]
         st = r.get("stages", {})
         lines.append(f"| {name} | {r['wall_s']} | {r['cpu_s']} | {r.get('ratio')} | "

@@ -260,6 +260,27 @@ def run_measured(cmd: List[str], log_path: str, timeout: float, env: Optional[di
             "jvm_heap": sampler.heap_flags(), "load_before": load0, "load_after": loadavg(), "log": log_path}
 
 
+ARCHIVE_ENV = "KAFKA_RECON__SPARK__CLASS_ARCHIVE_DIR"  # every run below maps the bench's own class archive
+
+
+def ensure_class_archive(timeout: float) -> dict:
+    """The JVM class archive (`kafka-recon class-archive`) in bench/.cache, built once per JDK and Spark jars and
+    used by every nightly, helper and floor below (they inherit the environment): measured like the product's
+    runs, not borrowed from the user's ~/.cache."""
+    os.environ[ARCHIVE_ENV] = os.path.join(CACHE, "class-archive")
+    from jobs.class_archive import archive_path
+    from jobs.settings import Settings
+    from jobs.spark_session import check_java
+
+    path = archive_path(Settings.load().spark, check_java())
+    if path is not None and path.is_file():
+        return {"built": False, "path": str(path), "bytes": path.stat().st_size}
+    run = run_measured([sys.executable, "-m", "jobs.cli", "class-archive", "--set", f"spark.master={MASTER}"],
+                       os.path.join(CACHE, "class-archive.log"), timeout)
+    run.update(built=run["exit_code"] == 0, path=str(path), bytes=path.stat().st_size if path and path.is_file() else 0)
+    return run
+
+
 # ---------------------------------------------------------------------------------------------- fleets
 
 
@@ -625,6 +646,15 @@ def evaluate(runs: List[dict], ingest: Optional[dict], bronze: Optional[dict],
     return targets
 
 
+def archive_markdown(archive: dict) -> List[str]:
+    how = (f"built by this run in {archive['wall_s']} s wall ({archive['cpu_s']} CPU s; training nightly on the "
+           f"simulated demo fleet + `java -Xshare:dump`)" if "wall_s" in archive else "built by an earlier run")
+    return ["## JVM class archive", "",
+            f"Every Spark session below maps `{os.path.relpath(archive['path'], ROOT)}` "
+            f"({archive.get('bytes', 0) / 2**20:.0f} MiB), {how}. The small-captures part also runs the floor "
+            "and kafka-devsample without it."]
+
+
 def fmt_rate(rows: Optional[int], seconds: float) -> str:
     return f"{int(rows / seconds):,}" if rows and seconds else "-"
 
@@ -837,6 +867,8 @@ def main(argv=None) -> int:
     print(f"machine: {machine}", flush=True)
     fleets, runs = [], []
     ingest = decode = bronze = small = None
+    archive = ensure_class_archive(args.timeout)
+    print(f"class archive: {archive}", flush=True)
     if "small" in parts:
         from bench import bench_small
 
@@ -870,6 +902,8 @@ def main(argv=None) -> int:
     targets = evaluate(runs, ingest, bronze, cluster_runs, decode)
     latest = os.path.join(args.results, "latest.md")
     write_markdown(latest, machine, fleets, runs, ingest, decode, bronze, targets, cluster_runs)
+    with open(latest, "a") as f:
+        f.write("\n" + "\n".join(archive_markdown(archive)) + "\n")
     if small:
         from bench import bench_small
 
@@ -877,7 +911,7 @@ def main(argv=None) -> int:
             f.write("\n" + "\n".join(bench_small.markdown(small)) + "\n")
     append_history(os.path.join(args.results, "history.csv"), machine, runs, ingest, decode, bronze)
     with open(os.path.join(args.results, "latest.json"), "w") as f:
-        json.dump({"machine": machine, "fleets": fleets, "runs": runs, "cluster_runs": cluster_runs, "ingest": ingest,
+        json.dump({"machine": machine, "class_archive": archive, "fleets": fleets, "runs": runs, "cluster_runs": cluster_runs, "ingest": ingest,
                    "decode": decode, "bronze": bronze, "small": small, "targets": targets}, f, indent=2, default=str)
     print(open(latest).read())
     return 0

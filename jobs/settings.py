@@ -42,6 +42,8 @@ class SparkSettings:
     shuffle_partitions: int
     interpreted_below_rows: int
     small_capture_actions_at_once: int
+    class_archive: bool
+    class_archive_dir: str
     log_level: str
     extra_conf: Dict[str, str]
 

@@ -56,14 +56,23 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     local = master.startswith("local")  # local[...] and local-cluster[...]: keep Spark on loopback
     if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
+    java_version = None
     if "SPARK_HOME" not in os.environ and not os.environ.get("DATABRICKS_RUNTIME_VERSION"):
-        check_java()
+        java_version = check_java()
     jvm_options = jvm_options_for(sp, capture_bytes)
-    if jvm_options != sp.jvm_options:
-        from .stage_log import get_logger
+    from .stage_log import get_logger
 
+    if jvm_options != sp.jvm_options:
         get_logger().info("stage=startup capture_bytes=%d small_capture_jvm_below_bytes=%d jvm_options_added=%s",
                           capture_bytes, sp.small_capture_jvm_below_bytes, sp.small_capture_jvm_options)
+    driver_options = jvm_options
+    if java_version is not None and sp.class_archive:
+        from .class_archive import archive_options
+
+        archive_flags, archive = archive_options(sp, java_version)
+        driver_options = f"{jvm_options} {archive_flags}".strip()
+        get_logger().info("stage=startup class_archive=%s", archive or "none (`kafka-recon class-archive` builds "
+                          "one: ~2 s off each start)")
     builder = (
         SparkSession.builder.appName(sp.app_name)
         .master(master)
@@ -75,7 +84,9 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         .config("spark.sql.timestampType", "TIMESTAMP_LTZ")
-        .config("spark.driver.extraJavaOptions", f"-Duser.timezone=UTC {jvm_options}".strip())
+        # the class archive is the driver's: it matches the driver's class path only (local mode runs the
+        # executors in the driver's JVM)
+        .config("spark.driver.extraJavaOptions", f"-Duser.timezone=UTC {driver_options}".strip())
         .config("spark.executor.extraJavaOptions", f"-Duser.timezone=UTC {jvm_options}".strip())
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
         # PySpark otherwise records the Python call site of every Column/DataFrame call (five extra JVM round

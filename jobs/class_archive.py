@@ -1,0 +1,80 @@
+"""The JVM class-data archive: Spark's classes loaded from one memory-mapped file instead of ~250 jars.
+
+Why: a session this job starts spends seconds of its start and its first queries loading ~27k classes (a devsample
+nightly's JVM: 9 s of class-loading time by its own counters: looking classes up jar by jar, parsing, verifying).
+HotSpot's class-data sharing (CDS) maps classes a previous JVM parsed and verified: the bench's Spark floor 5.4 ->
+3.2 s and a devsample nightly ~3 s shorter (docs/benchmarks.md, session 24).
+
+An archive fits one JDK build and one set of Spark jars, so its file name carries a key of both
+(:func:`archive_key`); a JDK or Spark upgrade simply finds no archive until ``kafka-recon class-archive`` builds
+one again. The JVM checks the archive itself too and, if it does not match, starts without it (``-Xshare:auto``).
+Nothing here starts Spark: :func:`archive_options` is called before the JVM exists, :mod:`jobs.class_archive_build`
+builds one.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+from typing import Optional
+
+from .settings import SparkSettings
+
+KEY_VERSION = "1"  # bump when what goes into the key or the archive changes
+
+
+def java_binary() -> Optional[str]:
+    """The java Spark's launcher starts: ``$JAVA_HOME/bin/java``, else the one on PATH."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    return os.path.realpath(java) if java and os.path.exists(java) else None
+
+
+def spark_jars_dir() -> Optional[str]:
+    """The folder of jars the session's JVM loads its classes from (pyspark's own, or ``$SPARK_HOME/jars``)."""
+    try:
+        from pyspark.find_spark_home import _find_spark_home
+
+        home = _find_spark_home()
+    except Exception:  # noqa: BLE001 - no Spark installation: no archive
+        return None
+    jars = os.path.join(home, "jars")
+    return jars if os.path.isdir(jars) else None
+
+
+def archive_key(java: str, java_version: str, jars_dir: str) -> str:
+    """A short hash of what an archive is valid for: the java binary (path, size, mtime), its version text and
+    every jar (name, size, mtime). Any change gives another key, hence another file name."""
+    digest = hashlib.sha256(f"kafka-recon-cds-{KEY_VERSION}\n{java_version.strip()}\n".encode())
+    for path in [java, *sorted(str(p) for p in Path(jars_dir).iterdir() if p.suffix == ".jar")]:
+        st = os.stat(path)
+        digest.update(f"{os.path.basename(path)}\t{st.st_size}\t{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:20]
+
+
+def archive_dir(settings: SparkSettings) -> Path:
+    """``spark.class_archive_dir``, else ``$XDG_CACHE_HOME/kafka-recon`` (``~/.cache/kafka-recon``)."""
+    if settings.class_archive_dir:
+        return Path(settings.class_archive_dir).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "kafka-recon"
+
+
+def archive_path(settings: SparkSettings, java_version: str) -> Optional[Path]:
+    """Where this JDK's and these jars' archive lives (whether or not it exists); None without java or Spark."""
+    java, jars = java_binary(), spark_jars_dir()
+    if not java or not jars:
+        return None
+    return archive_dir(settings) / f"spark-classes-{archive_key(java, java_version, jars)}.jsa"
+
+
+def archive_options(settings: SparkSettings, java_version: str) -> tuple[str, Optional[Path]]:
+    """The driver JVM's flags that map this machine's archive, and the archive; ``("", None)`` when
+    ``spark.class_archive`` is false or no archive was built for this JDK and these jars."""
+    if not settings.class_archive:
+        return "", None
+    path = archive_path(settings, java_version)
+    if path is None or not path.is_file():
+        return "", None
+    return f"-XX:SharedArchiveFile={path} -Xshare:auto", path
