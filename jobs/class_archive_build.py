@@ -1,4 +1,4 @@
-"""``kafka-recon class-archive``: build the JVM class-data archive that later sessions map (:mod:`jobs.class_archive`).
+"""Build the JVM class-data archive that the local Spark sessions this job starts map (jobs/class_archive.py).
 
 Run it once per machine, and again after a JDK or Spark upgrade (later runs say ``class_archive=none`` until then)::
 

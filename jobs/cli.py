@@ -19,7 +19,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
 }
 
 USAGE = "usage: kafka-recon <command> [options]\n\ncommands:\n" + "\n".join(
-    f"  {name:<13} {doc}" for name, (_, doc) in COMMANDS.items()
+    f"  {name:<14} {doc}" for name, (_, doc) in COMMANDS.items()
 ) + "\n\nRun `kafka-recon <command> --help` for a command's options."
 
 
