@@ -34,6 +34,17 @@ def floor_main() -> int:
     return 0
 
 
+# each capture's run -> the floor it is compared with
+CAPTURES = {"kafka-devsample": "floor", "sim-3-brokers": "floor", "kafka-devsample-no-archive": "floor-no-archive"}
+
+
+def _floor(label: str, timeout: float, env=None) -> dict:
+    run = run_measured([sys.executable, "-m", "bench.bench_small", "--floor"],
+                       os.path.join(CACHE, "small", f"{label}.log"), timeout, env=env)
+    run["ok"] = run["exit_code"] == 0
+    return run
+
+
 def _nightly(capture: str, label: str, timeout: float, env=None) -> dict:
     work = os.path.join(CACHE, "small", label)
     cmd = [sys.executable, "-m", "jobs.cli", "nightly", "--capture", capture, "--out", os.path.join(work, "out"),
@@ -51,23 +62,16 @@ def run(timeout: float = 1800) -> Dict[str, dict]:
     sim = os.path.join(CACHE, "small", "sim-3-brokers")
     subprocess.run([sys.executable, "-m", "jobs.cli", "simulate", "--scenario", "healthy", "--out", sim],
                    cwd=ROOT, check=True, capture_output=True, timeout=600)
-    out = {"floor": run_measured([sys.executable, "-m", "bench.bench_small", "--floor"],
-                                 os.path.join(CACHE, "small", "floor.log"), timeout)}
-    out["floor"]["ok"] = out["floor"]["exit_code"] == 0
-    out["kafka-devsample"] = _nightly(DEVSAMPLE, "kafka-devsample", timeout)
-    out["sim-3-brokers"] = _nightly(sim, "sim-3-brokers", timeout)
     # the same entry points without the JVM class archive (`kafka-recon class-archive`), for the before/after
     without = {**os.environ, "KAFKA_RECON__SPARK__CLASS_ARCHIVE": "false"}
-    out["floor-no-archive"] = run_measured([sys.executable, "-m", "bench.bench_small", "--floor"],
-                                           os.path.join(CACHE, "small", "floor-no-archive.log"), timeout, env=without)
+    out = {"floor": _floor("floor", timeout)}
+    out["kafka-devsample"] = _nightly(DEVSAMPLE, "kafka-devsample", timeout)
+    out["sim-3-brokers"] = _nightly(sim, "sim-3-brokers", timeout)
+    out["floor-no-archive"] = _floor("floor-no-archive", timeout, env=without)
     out["kafka-devsample-no-archive"] = _nightly(DEVSAMPLE, "kafka-devsample-no-archive", timeout, env=without)
-    floor = out["floor"]["wall_s"]
-    for name in ("kafka-devsample", "sim-3-brokers"):
+    for name, floor_name in CAPTURES.items():  # each capture against the floor of the same JVM flags
+        floor = out[floor_name]["wall_s"]
         out[name]["ratio"] = round(out[name]["wall_s"] / floor, 2) if floor else None
-    plain = out["floor-no-archive"]["wall_s"]
-    out["kafka-devsample-no-archive"]["ratio"] = round(out["kafka-devsample-no-archive"]["wall_s"] / plain, 2) \
-        if plain else None
-    for name in ("kafka-devsample", "sim-3-brokers", "kafka-devsample-no-archive"):
         out[name]["target_met"] = bool(out[name]["ok"] and out[name]["ratio"] is not None
                                        and out[name]["ratio"] <= TARGET_RATIO)
     with open(os.path.join(CACHE, "small.json"), "w") as f:
@@ -83,7 +87,7 @@ def markdown(result: Dict[str, dict]) -> List[str]:
              f"{result.get('floor-no-archive', {}).get('wall_s', '-')} s).", "",
              "| capture | wall s | CPU s | x floor | ingest | reconcile | quality | report | target |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for name in ("kafka-devsample", "sim-3-brokers", "kafka-devsample-no-archive"):
+    for name in CAPTURES:
         if name not in result:
             continue
         r = result[name]

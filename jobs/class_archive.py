@@ -25,7 +25,8 @@ KEY_VERSION = "1"  # bump when what goes into the key or the archive changes
 
 
 def java_binary() -> Optional[str]:
-    """The java Spark's launcher starts: ``$JAVA_HOME/bin/java``, else the one on PATH."""
+    """The java Spark's launcher starts: ``$JAVA_HOME/bin/java``, else the one on PATH (what :func:`check_java`
+    checks and the archive's key names); None when there is none."""
     java_home = os.environ.get("JAVA_HOME")
     java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
     return os.path.realpath(java) if java and os.path.exists(java) else None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from typing import Any, Mapping, Optional, Sequence
@@ -22,11 +21,12 @@ class JavaMissingError(RuntimeError):
 
 def check_java(min_major: int = 17) -> str:
     """Return ``java -version`` text, or raise with what to install."""
-    java_home = os.environ.get("JAVA_HOME")
-    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    from .class_archive import java_binary
+
+    java = java_binary()
     hint = (f"kafka-recon runs Spark locally and needs Java {min_major}: install it "
             f"(Debian/Ubuntu: `apt-get install openjdk-{min_major}-jre-headless`) or set JAVA_HOME.")
-    if not java or not os.path.exists(java):
+    if java is None:
         raise JavaMissingError(f"No java found on PATH or JAVA_HOME. {hint}")
     out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
     text = (out.stderr or out.stdout).strip()
