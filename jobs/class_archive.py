@@ -17,11 +17,19 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
-from typing import Optional
+from typing import Mapping, NamedTuple, Optional
 
 from .settings import SparkSettings
 
 KEY_VERSION = "1"  # bump when what goes into the key or the archive changes
+
+# JVM options that install a class-file load hook: a Java or native agent (APM agents such as OpenTelemetry's or
+# Datadog's), or Java Flight Recorder. With one of them, OpenJDK 17.0.15's JVM crashed (SIGSEGV in
+# KlassFactory::check_shared_class_file_load_hook) loading a class from an archive like ours in every nightly
+# tried, while the JDK's own default archive is unaffected; so a JVM given one starts without ours.
+CLASS_HOOK_OPTIONS = ("-javaagent:", "-agentlib:", "-agentpath:", "-XX:StartFlightRecording", "-XX:+FlightRecorder")
+# where the java launcher also reads options from
+JAVA_OPTION_VARIABLES = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")
 
 
 def java_binary() -> Optional[str]:
@@ -70,12 +78,41 @@ def archive_path(settings: SparkSettings, java_version: str) -> Optional[Path]:
     return archive_dir(settings) / f"spark-classes-{archive_key(java, java_version, jars)}.jsa"
 
 
-def archive_options(settings: SparkSettings, java_version: str) -> tuple[str, Optional[Path]]:
-    """The driver JVM's flags that map this machine's archive, and the archive; ``("", None)`` when
-    ``spark.class_archive`` is false or no archive was built for this JDK and these jars."""
+def class_file_hook(jvm_options: str, environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The first option in ``jvm_options`` or the java launcher's variables (:data:`JAVA_OPTION_VARIABLES`) that
+    installs a class-file load hook (:data:`CLASS_HOOK_OPTIONS`), or None."""
+    environ = os.environ if environ is None else environ
+    for text in (jvm_options, *(environ.get(name, "") for name in JAVA_OPTION_VARIABLES)):
+        for option in text.split():
+            if option.startswith(CLASS_HOOK_OPTIONS):
+                return option
+    return None
+
+
+class ArchiveChoice(NamedTuple):
+    """Whether a JVM maps the archive: its flags and path, or why not (``reason``, for the start-up log)."""
+
+    flags: str
+    path: Optional[Path]
+    reason: str = ""
+
+
+def archive_options(settings: SparkSettings, java_version: str, jvm_options: str = "",
+                    environ: Optional[Mapping[str, str]] = None, replaced: bool = False) -> ArchiveChoice:
+    """The driver JVM's flags that map this machine's archive, and the archive; no flags when
+    ``spark.class_archive`` is false, no archive was built for this JDK and these jars, the user's own driver
+    options replace the job's (``replaced``), or the JVM is to run with a class-file load hook
+    (:func:`class_file_hook` of ``jvm_options`` and the environment)."""
     if not settings.class_archive:
-        return "", None
+        return ArchiveChoice("", None, "spark.class_archive is false")
+    if replaced:
+        return ArchiveChoice("", None, "spark.extra_conf sets spark.driver.extraJavaOptions")
     path = archive_path(settings, java_version)
     if path is None or not path.is_file():
-        return "", None
-    return f"-XX:SharedArchiveFile={path} -Xshare:auto", path
+        return ArchiveChoice("", None, "`kafka-recon class-archive` builds one: ~2 s off each start")
+    hook = class_file_hook(jvm_options, environ)
+    if hook is not None:
+        name = next(prefix for prefix in CLASS_HOOK_OPTIONS if hook.startswith(prefix)).rstrip(":")
+        return ArchiveChoice("", None, f"the JVM options load an agent or Flight Recorder ({name}), which crashes "
+                                       "Java 17 with a class archive")
+    return ArchiveChoice(f"-XX:SharedArchiveFile={path} -Xshare:auto", path)

@@ -69,10 +69,15 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     if java_version is not None and sp.class_archive:
         from .class_archive import archive_options
 
-        archive_flags, archive = archive_options(sp, java_version)
-        driver_options = f"{jvm_options} {archive_flags}".strip()
-        get_logger().info("stage=startup class_archive=%s", archive or "none (`kafka-recon class-archive` builds "
-                          "one: ~2 s off each start)")
+        # Spark adds spark.driver.defaultJavaOptions to the driver's options; spark.extra_conf's
+        # spark.driver.extraJavaOptions replaces the ones set here, archive flags included
+        user_conf = {**sp.extra_conf, **(extra_conf or {})}
+        user_options = " ".join(str(user_conf.get(key, "")) for key in ("spark.driver.defaultJavaOptions",
+                                                                        "spark.driver.extraJavaOptions"))
+        archive = archive_options(sp, java_version, f"{jvm_options} {user_options}",
+                                  replaced="spark.driver.extraJavaOptions" in user_conf)
+        driver_options = f"{jvm_options} {archive.flags}".strip()
+        get_logger().info("stage=startup class_archive=%s", archive.path or f"none ({archive.reason})")
     builder = (
         SparkSession.builder.appName(sp.app_name)
         .master(master)

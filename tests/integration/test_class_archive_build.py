@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # a training run, a dump and two nightlies
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # a training run, a dump and three nightlies
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,3 +59,14 @@ def test_a_built_archive_is_where_the_next_nightlys_jvm_loads_sparks_classes_fro
     assert _source(classes, "org.apache.spark.SparkContext").endswith(".jar")  # the oracle tells the two apart
     for key in ("status", "exit_code", "findings_open", "counts"):
         assert with_archive[key] == without[key], key
+
+    # Java 17's JVM crashed (SIGSEGV, exit 1) mapping the archive with Flight Recorder or an agent on: such a run
+    # starts without it, and gives the same outcome
+    log, classes, recorded = _nightly(devsample_dir, tmp_path, "jfr", "--set", f"spark.class_archive_dir={cache}",
+                                      "--set", "spark.jvm_options=-XX:+UseParallelGC "
+                                               f"-XX:StartFlightRecording=filename={tmp_path / 'rec.jfr'}")
+    assert "stage=startup class_archive=none (the JVM options load an agent or Flight Recorder " \
+           "(-XX:StartFlightRecording)" in log
+    assert _source(classes, "org.apache.spark.SparkContext").endswith(".jar")
+    for key in ("status", "exit_code", "findings_open", "counts"):
+        assert recorded[key] == without[key], key

@@ -53,24 +53,24 @@ def test_the_key_changes_with_the_jdk_and_with_any_jar_and_only_then(install):
 
 def test_a_session_is_offered_the_archive_only_when_it_was_built_for_this_jdk_and_these_jars(install, tmp_path):
     spark = settings_from(spark={"class_archive_dir": str(tmp_path / "cache")}).spark
-    assert archive_options(spark, VERSION) == ("", None)  # not built yet
+    assert archive_options(spark, VERSION)[:2] == ("", None)  # not built yet
     path = class_archive.archive_path(spark, VERSION)
     assert path.parent == tmp_path / "cache" and path.name.startswith("spark-classes-") and path.suffix == ".jsa"
     path.parent.mkdir()
     path.write_bytes(b"archive")
-    flags, offered = archive_options(spark, VERSION)
+    flags, offered, _ = archive_options(spark, VERSION, environ={})
     assert offered == path
     assert flags.split() == [f"-XX:SharedArchiveFile={path}", "-Xshare:auto"]
-    assert archive_options(spark, 'openjdk version "21.0.5"') == ("", None)  # another JDK: another name
+    assert archive_options(spark, 'openjdk version "21.0.5"')[:2] == ("", None)  # another JDK: another name
     off = settings_from(spark={"class_archive_dir": str(tmp_path / "cache"), "class_archive": False}).spark
-    assert archive_options(off, VERSION) == ("", None)
+    assert archive_options(off, VERSION)[:2] == ("", None)
 
 
 def test_without_java_or_spark_there_is_no_archive(monkeypatch, tmp_path):
     spark = settings_from(spark={"class_archive_dir": str(tmp_path)}).spark
     monkeypatch.setattr(class_archive, "spark_jars_dir", lambda: None)
     assert class_archive.archive_path(spark, VERSION) is None
-    assert archive_options(spark, VERSION) == ("", None)
+    assert archive_options(spark, VERSION)[:2] == ("", None)
 
 
 def test_the_archive_lives_in_the_users_cache_unless_configured(monkeypatch, tmp_path):
@@ -108,3 +108,38 @@ def test_the_command_says_in_one_line_what_is_wrong_before_starting_spark(tmp_pa
     assert "no such file or folder" in err and "expected true/false" in err
     assert "Traceback" not in err
     assert not list(Path(tmp_path).iterdir())
+
+
+@pytest.mark.parametrize("options, environ, hook", [
+    ("-XX:+UseParallelGC -XX:TieredStopAtLevel=1", {}, None),
+    ("-XX:+UseParallelGC -javaagent:/opt/otel/opentelemetry-javaagent.jar", {}, "-javaagent:"),
+    ("-XX:StartFlightRecording=filename=rec.jfr,settings=profile", {}, "-XX:StartFlightRecording"),
+    ("-XX:StartFlightRecording:filename=rec.jfr", {}, "-XX:StartFlightRecording"),
+    ("-XX:+FlightRecorder", {}, "-XX:+FlightRecorder"),
+    ("-Xmx2g", {"JAVA_TOOL_OPTIONS": "-agentpath:/opt/dd/libdd.so=opt"}, "-agentpath:"),
+    ("", {"JDK_JAVA_OPTIONS": "-agentlib:jdwp=transport=dt_socket"}, "-agentlib:"),
+    ("", {"_JAVA_OPTIONS": "-Dfoo=-javaagent:x.jar"}, None),  # a property's value is not an option
+])
+def test_an_agent_or_flight_recorder_in_the_jvms_options_keeps_the_archive_off(install, tmp_path, options, environ,
+                                                                                  hook):
+    found = class_archive.class_file_hook(options, environ)
+    assert (found is None) if hook is None else found.startswith(hook)
+    spark = settings_from(spark={"class_archive_dir": str(tmp_path / "cache")}).spark
+    path = class_archive.archive_path(spark, VERSION)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"archive")
+    choice = archive_options(spark, VERSION, options, environ)
+    if hook is None:
+        assert choice.path == path and f"-XX:SharedArchiveFile={path}" in choice.flags
+    else:
+        assert (choice.flags, choice.path) == ("", None)
+        assert hook.rstrip(":") in choice.reason and "agent or Flight Recorder" in choice.reason
+
+
+def test_driver_options_of_the_users_own_replace_the_archives(install, tmp_path):
+    spark = settings_from(spark={"class_archive_dir": str(tmp_path / "cache")}).spark
+    path = class_archive.archive_path(spark, VERSION)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"archive")
+    choice = archive_options(spark, VERSION, "-Xss4m", {}, replaced=True)
+    assert (choice.flags, choice.path) == ("", None) and "spark.driver.extraJavaOptions" in choice.reason
