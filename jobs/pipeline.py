@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence
 
 from pyspark.sql import functions as F
 
+from jobs.job_labels import label_jobs
 from jobs.settings import Settings
 from jobs.stage_log import StageTimer
 
@@ -107,6 +108,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     from jobs.run_outcome import IncompleteCapture, gaps_after_ingest
 
     with timer.stage("ingest") as st:
+        label_jobs(spark, "kafka-recon ingest")
         ingest = run_ingest(spark, settings.ingest, store, captures, capture_id, run_id, capture_time, units=units,
                             execution=settings.spark)
         files = ingest.files_summary()
@@ -118,6 +120,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     when = ingest.capture_time or capture_time or started_at
 
     with timer.stage("reconcile") as st:
+        label_jobs(spark, "kafka-recon reconcile")
         bronze = {name: store.read(name).where(F.col("capture_id") == capture_id) for name in ingest.tables}
         result = run_reconcile(spark, settings.catalogue, bronze, capture_id, run_id, when)
         write_each(result.silver, lambda name: store.replace_slice(name, result.silver[name],
@@ -137,6 +140,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     dq = None
     if run_quality and settings.quality.enabled:
         with timer.stage("quality") as st:
+            label_jobs(spark, "kafka-recon quality")
             from jobs.quality.runner import dq_results_frame
             from jobs.quality.runner import run_quality as gx_run
 
@@ -144,7 +148,8 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
                       for name in (*ingest.tables, *result.silver)}
             tables["gold_findings"] = store.read("gold_findings").where(F.col("last_seen_capture") == capture_id)
             tables["gold_run_summary"] = run_summary_frame(spark, summary_row)
-            dq = gx_run(spark, settings.quality, tables, run_id, capture_id, docs_dir=out / "dq")
+            dq = gx_run(spark, settings.quality, tables, run_id, capture_id, docs_dir=out / "dq",
+                        docs_in_background=True)
             store.replace_slice("gold_dq_results", dq_results_frame(spark, dq.rows), slice={"run_id": run_id})
             st.rows = len(dq.rows)
 
@@ -155,6 +160,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
                         run_id=run_id)
 
     with timer.stage("report"):
+        label_jobs(spark, "kafka-recon report")
         paths = write_reports(spark, settings.report, settings.catalogue, out,
                               findings.where(F.col("cluster_id").eqNullSafe(result.cluster_id)),
                               {**summary_row, "fail_on": fail_on, "input_gaps": gaps, "allow_partial": allow_partial},
@@ -163,6 +169,8 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
                               .where(F.col("capture_id") == capture_id),
                               dq_summary=dq.summary if dq else None, fail_on=fail_on,
                               log_dirs_df=store.read("bronze_log_dirs").where(F.col("capture_id") == capture_id))
+        if dq is not None:
+            dq.wait_for_docs()  # built while the rows and the report were written; the report links to it
     sweeper.join()
     return PipelineResult(run_id=run_id, capture_id=capture_id, capture_time=when,
                           counts_by_severity=paths.counts_by_severity, report_html=str(paths.report_html),

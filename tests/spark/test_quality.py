@@ -63,9 +63,10 @@ def dq(spark, tmp_path_factory):
         "gold_run_summary": _frame(spark, "gold_run_summary", [doc["run_summary"]]),
     }
     out = tmp_path_factory.mktemp("dq-out")
-    # two suites at a time, as the nightly validates a small capture's tables (lanes.py)
+    # two suites at a time and the Data Docs on their own thread, as the nightly validates a small capture's tables
     result = run_quality(spark, QUALITY, tables, run_id=RUN, capture_id=CAPTURE, docs_dir=out / "dq",
-                         evaluated_at=_ts("2025-02-01T01:02:00Z"), suites_at_once=2)
+                         evaluated_at=_ts("2025-02-01T01:02:00Z"), suites_at_once=2, docs_in_background=True)
+    result.wait_for_docs()
     return result, out
 
 
@@ -196,6 +197,20 @@ def _local_refs(page: Path):
     refs = [m for t in tags for m in re.findall(r"""\s(?:src|href)\s*=\s*["']([^"']*)["']""", t)]
     css = re.findall(r"url\(\s*['\"]?([^)'\"]+)", text)
     return refs, css
+
+
+def test_a_data_docs_build_that_fails_on_its_thread_fails_the_wait_for_it(spark, tmp_path, monkeypatch):
+    import jobs.quality.runner as runner
+
+    def broken(docs_dir):
+        raise OSError(f"disk full writing {docs_dir}")
+
+    monkeypatch.setattr(runner, "make_offline", broken)
+    result = run_quality(spark, QUALITY, {"bronze_dir_entries": bronze_dir_entries(spark)}, run_id="run-docs",
+                         capture_id=CAPTURE, docs_dir=tmp_path / "dq", docs_in_background=True)
+    assert result.rows  # the results do not wait for the site
+    with pytest.raises(RuntimeError, match="building the Data Docs failed: disk full writing"):
+        result.wait_for_docs()
 
 
 def test_data_docs_exist_and_load_nothing_from_the_network(dq):
