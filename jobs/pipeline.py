@@ -9,16 +9,17 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Iterator, List, Optional, Sequence
 
 from pyspark.sql import functions as F
 
 from jobs.job_labels import label_jobs
 from jobs.settings import Settings
-from jobs.stage_log import StageTimer
+from jobs.stage_log import StageReport, StageTimer
 
 SILVER_AND_GOLD_SLICE = "capture_id"
 
@@ -57,6 +58,14 @@ def _late_gaps(store, result, run_id: str, capture_id: str, files_seen: int, min
                 .orderBy(F.col("capture_time").desc(), F.col("finished_at").desc()).select("files_seen").limit(1)
                 .collect())
     return gaps_after_reconcile(missing, files_seen, previous[0]["files_seen"] if previous else None, min_ratio)
+
+
+@contextmanager
+def _stage(timer: StageTimer, spark, name: str) -> Iterator[StageReport]:
+    """``timer.stage(name)``, its Spark jobs named ``kafka-recon <name>`` (jobs/job_labels.py)."""
+    with timer.stage(name) as report:
+        label_jobs(spark, f"kafka-recon {name}")
+        yield report
 
 
 def sweep_in_background(store, max_age_hours: float) -> threading.Thread:
@@ -107,8 +116,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
 
     from jobs.run_outcome import IncompleteCapture, gaps_after_ingest
 
-    with timer.stage("ingest") as st:
-        label_jobs(spark, "kafka-recon ingest")
+    with _stage(timer, spark, "ingest") as st:
         ingest = run_ingest(spark, settings.ingest, store, captures, capture_id, run_id, capture_time, units=units,
                             execution=settings.spark)
         files = ingest.files_summary()
@@ -119,8 +127,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
             raise IncompleteCapture(gaps)
     when = ingest.capture_time or capture_time or started_at
 
-    with timer.stage("reconcile") as st:
-        label_jobs(spark, "kafka-recon reconcile")
+    with _stage(timer, spark, "reconcile") as st:
         bronze = {name: store.read(name).where(F.col("capture_id") == capture_id) for name in ingest.tables}
         result = run_reconcile(spark, settings.catalogue, bronze, capture_id, run_id, when)
         write_each(result.silver, lambda name: store.replace_slice(name, result.silver[name],
@@ -139,8 +146,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
                                      stage_seconds=timer.seconds, status=status)
     dq = None
     if run_quality and settings.quality.enabled:
-        with timer.stage("quality") as st:
-            label_jobs(spark, "kafka-recon quality")
+        with _stage(timer, spark, "quality") as st:
             from jobs.quality.runner import dq_results_frame
             from jobs.quality.runner import run_quality as gx_run
 
@@ -159,8 +165,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     store.replace_slice("gold_run_summary", run_summary_frame(spark, summary_row), slice={"run_id": run_id},
                         run_id=run_id)
 
-    with timer.stage("report"):
-        label_jobs(spark, "kafka-recon report")
+    with _stage(timer, spark, "report"):
         paths = write_reports(spark, settings.report, settings.catalogue, out,
                               findings.where(F.col("cluster_id").eqNullSafe(result.cluster_id)),
                               {**summary_row, "fail_on": fail_on, "input_gaps": gaps, "allow_partial": allow_partial},

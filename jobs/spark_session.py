@@ -66,15 +66,14 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
         get_logger().info("stage=startup capture_bytes=%d small_capture_jvm_below_bytes=%d jvm_options_added=%s",
                           capture_bytes, sp.small_capture_jvm_below_bytes, sp.small_capture_jvm_options)
     driver_options = jvm_options
+    user_conf = {**sp.extra_conf, **(extra_conf or {})}
     if java_version is not None and sp.class_archive:
         from .class_archive import archive_options
 
         # Spark adds spark.driver.defaultJavaOptions to the driver's options; spark.extra_conf's
         # spark.driver.extraJavaOptions replaces the ones set here, archive flags included
-        user_conf = {**sp.extra_conf, **(extra_conf or {})}
-        user_options = " ".join(str(user_conf.get(key, "")) for key in ("spark.driver.defaultJavaOptions",
-                                                                        "spark.driver.extraJavaOptions"))
-        archive = archive_options(sp, java_version, f"{jvm_options} {user_options}",
+        archive = archive_options(sp, java_version,
+                                  f"{jvm_options} {user_conf.get('spark.driver.defaultJavaOptions', '')}",
                                   replaced="spark.driver.extraJavaOptions" in user_conf)
         driver_options = f"{jvm_options} {archive.flags}".strip()
         get_logger().info("stage=startup class_archive=%s", archive.path or f"none ({archive.reason})")
@@ -100,7 +99,7 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     )
     if local:
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-    for key, value in {**sp.extra_conf, **(extra_conf or {})}.items():
+    for key, value in user_conf.items():
         builder = builder.config(key, str(value))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(sp.log_level)
