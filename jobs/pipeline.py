@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 
 from jobs.job_labels import label_jobs
 from jobs.settings import Settings
-from jobs.stage_log import StageReport, StageTimer
+from jobs.stage_log import StageReport, StageTimer, get_logger
 
 SILVER_AND_GOLD_SLICE = "capture_id"
 
@@ -72,7 +72,6 @@ def sweep_in_background(store, max_age_hours: float) -> threading.Thread:
     """Delete staging folders killed runs left (``storage.staging_max_age_hours``), on a thread: on an object
     store it is a listing per table, which need not delay the ingest. Logged when something was deleted; a
     failure is a warning, never the run's outcome."""
-    from jobs.stage_log import get_logger
 
     def sweep() -> None:
         try:
@@ -98,7 +97,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     from jobs.reconcile.gold import run_summary_frame, run_summary_values, write_findings
     from jobs.reconcile.run import run_reconcile
     from jobs.report.writer import write_reports
-    from jobs.spark_session import get_spark_for_capture
+    from jobs.spark_session import get_spark_for_capture, session_small_capture
     from jobs.tables.delta_store import DeltaStore
     from jobs.tables.parallel_writes import write_each
 
@@ -127,8 +126,21 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
             raise IncompleteCapture(gaps)
     when = ingest.capture_time or capture_time or started_at
 
+    def this_capture(names):
+        return {name: store.read(name).where(F.col("capture_id") == capture_id) for name in names}
+
+    quality, validated_early = None, ()
+    if run_quality and settings.quality.enabled:
+        from jobs.quality.runner import QualityRun
+
+        quality = QualityRun(spark, settings.quality, run_id, capture_id, docs_dir=out / "dq")
+        if session_small_capture(spark):  # bronze is complete: validated while reconcile runs (one core idles)
+            validated_early = tuple(ingest.tables)
+            quality.validate_in_background(this_capture(validated_early))
+            get_logger().info("stage=quality validated_during=reconcile tables=%d", len(validated_early))
+
     with _stage(timer, spark, "reconcile") as st:
-        bronze = {name: store.read(name).where(F.col("capture_id") == capture_id) for name in ingest.tables}
+        bronze = this_capture(ingest.tables)
         result = run_reconcile(spark, settings.catalogue, bronze, capture_id, run_id, when)
         write_each(result.silver, lambda name: store.replace_slice(name, result.silver[name],
                                                                    slice={"capture_id": capture_id}),
@@ -145,17 +157,14 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
                                      capture_time=when, started_at=started_at, bronze=bronze,
                                      stage_seconds=timer.seconds, status=status)
     dq = None
-    if run_quality and settings.quality.enabled:
+    if quality is not None:
         with _stage(timer, spark, "quality") as st:
             from jobs.quality.runner import dq_results_frame
-            from jobs.quality.runner import run_quality as gx_run
 
-            tables = {name: store.read(name).where(F.col("capture_id") == capture_id)
-                      for name in (*ingest.tables, *result.silver)}
+            tables = this_capture(n for n in (*ingest.tables, *result.silver) if n not in validated_early)
             tables["gold_findings"] = store.read("gold_findings").where(F.col("last_seen_capture") == capture_id)
             tables["gold_run_summary"] = run_summary_frame(spark, summary_row)
-            dq = gx_run(spark, settings.quality, tables, run_id, capture_id, docs_dir=out / "dq",
-                        docs_in_background=True)
+            dq = quality.finish(tables, docs_in_background=True)
             store.replace_slice("gold_dq_results", dq_results_frame(spark, dq.rows), slice={"run_id": run_id})
             st.rows = len(dq.rows)
 

@@ -219,11 +219,13 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int, scope: str 
         get_logger().warning("stage=ingest execution_settings_unchanged=%s reason=%s", ",".join(refused),
                              next(iter(refused.values())))
     if CODEGEN_MODE_KEY in refused:
-        _remember_actions_at_once(spark, 1)
+        _remember(spark, _ACTIONS_KEY, "1")
+        _remember(spark, _SMALL_KEY, "false")
         return "unchanged"
+    _remember(spark, _SMALL_KEY, str(rows < limit).lower())
     if CODEGEN_MODE_KEY in settings.extra_conf:
         mode = "configured"
-    _remember_actions_at_once(spark, actions_at_once(settings, mode))
+    _remember(spark, _ACTIONS_KEY, str(actions_at_once(settings, mode)))
     if scope == "run":
         get_logger().info("stage=ingest execution_mode=%s rows=%d interpreted_below_rows=%d", mode, rows, limit)
     else:
@@ -242,13 +244,24 @@ def actions_at_once(settings: SparkSettings, mode: str) -> int:
 
 
 _ACTIONS_KEY = "spark.kafka_recon.actions_at_once"  # chosen with the profile, read by reconcile
+_SMALL_KEY = "spark.kafka_recon.small_capture"  # whether the profile chosen was the small-capture one
 
 
-def _remember_actions_at_once(spark, count: int) -> None:
+def _remember(spark, key: str, value: str) -> None:
     try:
-        spark.conf.set(_ACTIONS_KEY, str(count))
-    except Exception:  # noqa: BLE001 - a runtime refusing session conf: reconcile then runs one at a time
+        spark.conf.set(key, value)
+    except Exception:  # noqa: BLE001 - a runtime refusing session conf: the defaults (one at a time, not small)
         pass
+
+
+def session_small_capture(spark) -> bool:
+    """Whether :func:`fit_execution_to_size` put this session's capture in the small-capture profile (False
+    before any ingest, or where the runtime refused the profile): a few hundred rows a table, so a reconcile reads
+    its bronze tables from memory and the nightly validates them while it reconciles."""
+    try:
+        return spark.conf.get(_SMALL_KEY, "false") == "true"
+    except Exception:  # noqa: BLE001 - as refused
+        return False
 
 
 def session_actions_at_once(spark) -> int:

@@ -30,7 +30,7 @@ from jobs.tables.registry import spec
 
 from .flatten import passed_counts, result_key, suite_rows
 from .gx_context import offline_context
-from .lanes import frames_by_lane, suite_lanes
+from .lanes import bound_to, cloned_session, frames_by_lane, suite_lanes
 from .offline_docs import make_offline
 from .suites import KNOWN_CHECK_IDS, META_KEY, Suite, build_suite
 
@@ -221,6 +221,160 @@ def summarize(rows: List[Dict[str, Any]], docs_index: Optional[str]) -> Dict[str
     }
 
 
+class QualityRun:
+    """One data-quality run, validated in parts: every part's rows, Data Docs and summary end as one run's.
+
+    Why parts: a small capture's bronze tables are complete once ingest has written them, and validating them
+    while reconcile runs fills the second core, which reconcile's first half leaves idle (docs/benchmarks.md,
+    session 26). ``validate_in_background`` does that on a thread and a clone of the session (GX registers each
+    batch as the temp view ``tmp_view``: lanes.py); ``finish`` waits for it and raises what it raised. The rows
+    are those of one :func:`run_quality` over every table, whatever the parts.
+    """
+
+    def __init__(self, spark, settings: QualitySettings, run_id: str, capture_id: Optional[str],
+                 docs_dir: Optional[Path] = None, evaluated_at: Optional[datetime] = None):
+        self.spark, self.settings, self.run_id, self.capture_id = spark, settings, run_id, capture_id
+        self.evaluated_at = evaluated_at or datetime.now(timezone.utc)
+        self.docs_dir = Path(docs_dir) if docs_dir is not None else None
+        self.check_ids = tuple(dict.fromkeys([*KNOWN_CHECK_IDS, *settings.check_ids]))
+        self.failed_only = settings.details == "failed"
+        self._lock = threading.Lock()
+        self._validating: Optional[_Validating] = None
+        self._suites: Dict[str, Suite] = {}
+        self._validated: Dict[str, Any] = {}
+        self._row_counts: Dict[str, int] = {}
+        self._sources = 0
+        self._background: List[threading.Thread] = []
+        self._errors: List[BaseException] = []
+        self._deferred: Dict[str, Any] = {}  # tables validate_in_background could not take
+
+    def _shared(self) -> _Validating:
+        """The GX context and what every suite's validation shares, made on first use (GX's import may still be
+        under way on the preload thread until then)."""
+        with self._lock:
+            if self._validating is None:
+                from great_expectations.core.run_identifier import RunIdentifier
+
+                if self.docs_dir is not None:
+                    self.docs_dir.mkdir(parents=True, exist_ok=True)
+                self._validating = _Validating(
+                    context=offline_context(self.docs_dir), lock=threading.Lock(),
+                    run_identifier=RunIdentifier(run_name=self.run_id, run_time=self.evaluated_at),
+                    result_format={"result_format": self.settings.result_format,
+                                   "partial_unexpected_count": self.settings.partial_unexpected_count})
+            return self._validating
+
+    def validate(self, tables: Mapping[str, Any], suites_at_once: Optional[int] = None) -> None:
+        """Validate each DataFrame in ``tables`` with its table's suite, ``suites_at_once`` suites at a time
+        (default: as many as the session runs actions at once)."""
+        v = self._shared()
+        suites = {table: build_suite(table, tables[table].columns, self.check_ids) for table in sorted(tables)}
+        with self._lock:
+            again = set(suites) & set(self._suites)
+            if again:
+                raise ValueError(f"tables validated twice in one run: {sorted(again)}")
+            self._suites.update(suites)
+        ruled = {t: tables[t] for t, s in suites.items() if s.rules}
+        row_counts = _row_counts(ruled) if self.failed_only else {}
+        at_once = suites_at_once if suites_at_once is not None else session_actions_at_once(self.spark)
+        lanes = suite_lanes({t: len(suites[t].rules) for t in ruled}, at_once)
+        lane_frames = frames_by_lane(tables, lanes, next(iter(tables.values())).sparkSession) if lanes else []
+        cached_by_caller = {table for table in suites if _is_cached(tables[table])}
+        batches = {}
+        for frames in lane_frames:
+            with v.lock:
+                name = "kafka_recon" if self._sources == 0 else f"kafka_recon_{self._sources}"
+                self._sources += 1
+                datasource = v.context.data_sources.add_spark(name=name)
+                datasource._spark = next(iter(frames.values())).sparkSession  # the engine queries the lane's session
+                for table in frames:
+                    asset = datasource.add_dataframe_asset(name=table)
+                    batches[table] = asset.add_batch_definition_whole_dataframe(f"{table}_whole")
+
+        def validate_lane(frames):
+            out = {}
+            for table, df in frames.items():
+                # an empty table keeps the detailed format: what GX counts there depends on the expectation's engine
+                out[table] = _run_suite(v, batches[table], suites[table], df,
+                                        self.failed_only and row_counts[table] > 0)
+                if table not in cached_by_caller:  # GX's Spark datasource persists each batch and never releases it
+                    df.unpersist()
+            return out
+
+        validated = {}
+        for lane in map_at_once(validate_lane, lane_frames, len(lane_frames), name="kr-quality"):
+            validated.update(lane)
+        with self._lock:
+            self._validated.update(validated)
+            self._row_counts.update(row_counts)
+
+    def validate_in_background(self, tables: Mapping[str, Any]) -> None:
+        """Validate ``tables`` on a thread of their own, in a clone of their session, one suite at a time, while
+        the caller goes on; :meth:`finish` waits for them. Where the session cannot be cloned they wait for the
+        caller's next :meth:`validate` instead."""
+        from jobs.job_labels import label_jobs
+
+        if not tables:
+            return
+        spark = next(iter(tables.values())).sparkSession
+        try:
+            session = cloned_session(spark)
+        except Exception:  # noqa: BLE001 - validated with the rest, on the caller's thread
+            self._deferred = dict(tables)
+            return
+        bound = {name: bound_to(df, session) for name, df in tables.items()}
+
+        def run() -> None:
+            try:
+                label_jobs(session, "kafka-recon quality")
+                self.validate(bound, suites_at_once=1)
+            except BaseException as exc:  # noqa: BLE001 - raised again by finish(), on the caller's thread
+                self._errors.append(exc)
+
+        thread = threading.Thread(target=run, name="kafka-recon-quality-early", daemon=True)
+        self._background.append(thread)
+        thread.start()
+
+    def finish(self, tables: Optional[Mapping[str, Any]] = None, docs_in_background: bool = False) -> DqRun:
+        """Validate ``tables`` (and any the background could not take), wait for the background, and return the
+        run: its ``gold_dq_results`` rows in table order, the summary, and the Data Docs (on a thread of their
+        own when ``docs_in_background``, waited for with :meth:`DqRun.wait_for_docs`)."""
+        rest, self._deferred = {**self._deferred, **(tables or {})}, {}
+        if rest:
+            self.validate(rest)
+        for thread in self._background:
+            thread.join()
+        self._background.clear()
+        if self._errors:
+            raise RuntimeError(f"validating the early tables failed: {self._errors[0]}") from self._errors[0]
+        log = get_logger()
+        rows: List[Dict[str, Any]] = []
+        for table in sorted(self._suites):
+            suite = self._suites[table]
+            results, bare = self._validated.get(table, ([], set()))
+            table_rows = suite_rows(suite, results, self.run_id, self.capture_id, self.evaluated_at,
+                                    self.settings.sample_max_chars)
+            per_row = {rule.result_key: _counted_per_row(rule) for rule in suite.rules if rule.result_key in bare}
+            for row in table_rows:
+                key = (row["expectation"], row["column_name"])
+                if key in bare:
+                    row.update(passed_counts(row["expectation"], per_row[key], self._row_counts[table]))
+            failed = sum(1 for r in table_rows if r["success"] is False)
+            log.info("stage=quality suite=%s expectations=%d failed=%d skipped=%d", suite.name, len(table_rows),
+                     failed, len(suite.skipped))
+            rows.extend(table_rows)
+
+        docs_index = docs = None
+        if self.docs_dir is not None and rows:
+            docs = DocsBuild(self._shared().context, self.docs_dir, docs_in_background)
+            docs_index = self.docs_dir / "index.html"
+        dq = DqRun(rows=rows, summary=summarize(rows, str(docs_index) if docs_index else None),
+                   docs_index=docs_index, docs=docs)
+        if not docs_in_background:
+            dq.wait_for_docs()
+        return dq
+
+
 def run_quality(
     spark,
     settings: QualitySettings,
@@ -232,7 +386,7 @@ def run_quality(
     suites_at_once: Optional[int] = None,
     docs_in_background: bool = False,
 ) -> DqRun:
-    """Validate each DataFrame in ``tables`` (table name -> DataFrame) with its suite.
+    """Validate each DataFrame in ``tables`` (table name -> DataFrame) with its suite: one :class:`QualityRun`.
 
     :param tables: e.g. ``{"bronze_dir_entries": df, "gold_findings": df}``; a name's suite comes from
         ``suites.build_suite`` (column rules + table rules). Pass only this run's slice of each table.
@@ -240,78 +394,13 @@ def run_quality(
     :param suites_at_once: suites validated at a time (``lanes.py``); default: as many as the session runs
         actions at once (two for a small capture, one for a large one: ``spark_session.session_actions_at_once``).
     :param docs_in_background: build the Data Docs on a thread of their own, which the caller waits for with
-        :meth:`DqRun.wait_for_docs` (the nightly: while it writes the rows and the report; ~0.5 s of Python).
+        :meth:`DqRun.wait_for_docs`.
     :return: :class:`DqRun` with ``gold_dq_results`` rows, a summary for the report, and the docs index.
     """
-    log = get_logger()
-    evaluated_at = evaluated_at or datetime.now(timezone.utc)
-    result_format = {
-        "result_format": settings.result_format,
-        "partial_unexpected_count": settings.partial_unexpected_count,
-    }
-    sample_limit = settings.sample_max_chars
-    extra_checks = list(settings.check_ids)
-    check_ids = tuple(dict.fromkeys([*KNOWN_CHECK_IDS, *extra_checks]))
-    if docs_dir is not None:
-        docs_dir = Path(docs_dir)
-        docs_dir.mkdir(parents=True, exist_ok=True)
-
-    from great_expectations.core.run_identifier import RunIdentifier
-
-    failed_only = settings.details == "failed"
-    validating = _Validating(context=offline_context(docs_dir), lock=threading.Lock(),
-                             run_identifier=RunIdentifier(run_name=run_id, run_time=evaluated_at),
-                             result_format=result_format)
-    suites = {table: build_suite(table, tables[table].columns, check_ids) for table in sorted(tables)}
-    row_counts = _row_counts({t: tables[t] for t, s in suites.items() if s.rules}) if failed_only else {}
-    at_once = suites_at_once if suites_at_once is not None else session_actions_at_once(spark)
-    lanes = suite_lanes({t: len(s.rules) for t, s in suites.items() if s.rules}, at_once)
-    lane_frames = frames_by_lane(tables, lanes, spark)
-    cached_by_caller = {table for table in suites if _is_cached(tables[table])}
-    batches = {}
-    for i, frames in enumerate(lane_frames):
-        datasource = validating.context.data_sources.add_spark(name="kafka_recon" if i == 0 else f"kafka_recon_{i}")
-        datasource._spark = next(iter(frames.values())).sparkSession  # the engine queries the lane's session
-        for table in frames:
-            asset = datasource.add_dataframe_asset(name=table)
-            batches[table] = asset.add_batch_definition_whole_dataframe(f"{table}_whole")
-
-    def validate_lane(frames):
-        out = {}
-        for table, df in frames.items():
-            # an empty table keeps the detailed format: what GX counts there depends on the expectation's engine
-            out[table] = _run_suite(validating, batches[table], suites[table], df,
-                                    failed_only and row_counts[table] > 0)
-            if table not in cached_by_caller:  # GX's Spark datasource persists each batch and never releases it
-                df.unpersist()
-        return out
-
-    validated = {}
-    for lane in map_at_once(validate_lane, lane_frames, len(lane_frames), name="kr-quality"):
-        validated.update(lane)
-    rows: List[Dict[str, Any]] = []
-    for table, suite in suites.items():
-        results, bare = validated.get(table, ([], set()))
-        table_rows = suite_rows(suite, results, run_id, capture_id, evaluated_at, sample_limit)
-        per_row = {rule.result_key: _counted_per_row(rule) for rule in suite.rules if rule.result_key in bare}
-        for row in table_rows:
-            key = (row["expectation"], row["column_name"])
-            if key in bare:
-                row.update(passed_counts(row["expectation"], per_row[key], row_counts[table]))
-        failed = sum(1 for r in table_rows if r["success"] is False)
-        log.info("stage=quality suite=%s expectations=%d failed=%d skipped=%d", suite.name, len(table_rows),
-                 failed, len(suite.skipped))
-        rows.extend(table_rows)
-
-    docs_index = docs = None
-    if docs_dir is not None and rows:
-        docs = DocsBuild(validating.context, docs_dir, docs_in_background)
-        docs_index = docs_dir / "index.html"
-    dq = DqRun(rows=rows, summary=summarize(rows, str(docs_index) if docs_index else None), docs_index=docs_index,
-               docs=docs)
-    if not docs_in_background:
-        dq.wait_for_docs()
-    return dq
+    run = QualityRun(spark, settings, run_id, capture_id, docs_dir=docs_dir, evaluated_at=evaluated_at)
+    if tables:
+        run.validate(tables, suites_at_once)
+    return run.finish(docs_in_background=docs_in_background)
 
 
 def dq_results_frame(spark, rows: List[Dict[str, Any]]):

@@ -25,6 +25,10 @@ def test_demo_run_validates_its_inputs_volume_and_its_run_summary(demo_run, spar
     rows = [r for r in DeltaTable(str(demo_run["tables"] / "gold_dq_results")).to_pyarrow_table().to_pylist()
             if r["run_id"] == run_id]
     by_key = {(r["suite"], r["expectation"], r["column_name"]): r["success"] for r in rows}
+    # bronze validated while reconcile ran (a small capture), silver and gold after it: one run's rows
+    suites = {k[0] for k in by_key}
+    assert {"kafka_recon.bronze_log_dirs", "kafka_recon.silver_replicas", "kafka_recon.gold_findings"} <= suites
+    assert len({(r["suite"], r["expectation"], r["column_name"]) for r in rows}) == len(rows)
     for table in ("bronze_ingest_files", "bronze_log_dirs"):
         assert by_key[(f"kafka_recon.{table}", "expect_table_row_count_to_be_between", "table:row_count")] is True
     assert {k for k in by_key if k[0] == "kafka_recon.gold_run_summary"}

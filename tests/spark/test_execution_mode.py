@@ -100,12 +100,12 @@ def test_tables_written_as_files_leave_the_ingest_writes_to_the_rows_left_then_t
 
 def test_the_profile_chosen_sets_how_many_reconcile_actions_run_at_once(spark):
     """run_reconcile's default comes from the session: what the last fit chose (the job, notebooks and tests alike)."""
-    from jobs.spark_session import session_actions_at_once
+    from jobs.spark_session import session_actions_at_once, session_small_capture
 
     three = _limit(500, small_capture_actions_at_once=3)
     fit_execution_to_size(spark, three, 10)
-    assert session_actions_at_once(spark) == 3
+    assert session_actions_at_once(spark) == 3 and session_small_capture(spark)
     fit_execution_to_size(spark, three, 10**6)
-    assert session_actions_at_once(spark) == 1
+    assert session_actions_at_once(spark) == 1 and not session_small_capture(spark)
     fit_execution_to_size(spark, _limit(500, extra_conf={CODEGEN_MODE_KEY: "NO_CODEGEN"}), 10)  # "configured"
-    assert session_actions_at_once(spark) == 1
+    assert session_actions_at_once(spark) == 1 and session_small_capture(spark)

@@ -270,3 +270,53 @@ def test_the_validated_tables_are_not_left_cached(spark):
                 run_id="run-cache-2", capture_id=CAPTURE, suites_at_once=2)
     assert mine.storageLevel.useMemory
     mine.unpersist()
+
+
+def _scenario_tables(spark):
+    doc = json.loads((SCENARIOS / "devsample_scenario.json").read_text())
+    bad_summary = dict(doc["run_summary"], status="ok", files_seen=doc["run_summary"]["files_seen"] + 3)
+    return {"bronze_dir_entries": bronze_dir_entries(spark),
+            "gold_findings": _frame(spark, "gold_findings", doc["findings"]),
+            "gold_run_summary": _frame(spark, "gold_run_summary", [bad_summary])}
+
+
+def test_a_run_validated_in_parts_gives_the_rows_of_one_run(spark, tmp_path):
+    """The nightly validates a small capture's bronze tables on a thread while reconcile runs, the rest after it:
+    the rows, the summary and the Data Docs are those of one run over every table."""
+    from jobs.quality.runner import QualityRun
+
+    tables = _scenario_tables(spark)
+    when = _ts("2025-02-01T01:02:00Z")
+    whole = run_quality(spark, QUALITY, tables, run_id=RUN, capture_id=CAPTURE, evaluated_at=when, suites_at_once=1,
+                        docs_dir=tmp_path / "whole")
+    parts = QualityRun(spark, QUALITY, RUN, CAPTURE, docs_dir=tmp_path / "parts", evaluated_at=when)
+    parts.validate_in_background({"bronze_dir_entries": tables["bronze_dir_entries"]})
+    dq = parts.finish({name: df for name, df in tables.items() if name != "bronze_dir_entries"})
+    assert dq.rows == whole.rows
+    assert {k: v for k, v in dq.summary.items() if k != "data_docs_index"} == \
+        {k: v for k, v in whole.summary.items() if k != "data_docs_index"}
+    assert any(r["table_name"] == "bronze_dir_entries" and r["success"] is False for r in dq.rows)
+    def pages(site):  # suite, run and time of each validation page (its file is named for the lane's datasource)
+        return sorted(p.relative_to(site).parts[:5] for p in site.glob("validations/**/*.html"))
+
+    assert pages(tmp_path / "parts") == pages(tmp_path / "whole") and len(pages(tmp_path / "parts")) == 3
+    for df in tables.values():  # validated in a clone of the session, released all the same
+        assert not (df.storageLevel.useMemory or df.storageLevel.useDisk)
+
+
+def test_a_failure_in_the_background_part_fails_the_run_and_a_table_is_validated_once(spark):
+    from pyspark.sql import functions as F
+
+    from jobs.quality.runner import QualityRun
+
+    tables = _scenario_tables(spark)
+    run = QualityRun(spark, QUALITY, RUN, CAPTURE)
+    # GX reports a failing query as an expectation's exception; this one fails the stage's own row count
+    broken = tables["bronze_dir_entries"].where(F.expr("raise_error('disk went away') IS NULL"))
+    run.validate_in_background({"bronze_dir_entries": broken})
+    with pytest.raises(RuntimeError, match="validating the early tables failed: .*disk went away"):
+        run.finish({"gold_findings": tables["gold_findings"]})
+    again = QualityRun(spark, QUALITY, RUN, CAPTURE)
+    again.validate({"gold_findings": tables["gold_findings"]})
+    with pytest.raises(ValueError, match=r"validated twice in one run: \['gold_findings'\]"):
+        again.finish({"gold_findings": tables["gold_findings"]})
