@@ -50,9 +50,9 @@ def reserved_directory_id(dir_id: Column) -> Column:
     (MIGRATING AAAAAAAAAAAAAAAAAAAAAA, UNASSIGNED ...AQ, LOST ...Ag and 97 more). Oracle:
     udfs.kafka_uuid.is_reserved_directory_id."""
     raw = F.unbase64(F.concat(F.translate(dir_id, "-_", "+/"), F.lit("==")))
-    h = F.lower(F.hex(raw))
+    h = F.hex(raw)  # upper case; not lower(): Spark's lower() loads ICU's case tables (~1 s of a cold JVM)
     lsb = F.substring(h, 17, 16)
-    negative = F.substring(lsb, 1, 1).isin("8", "9", "a", "b", "c", "d", "e", "f")
+    negative = F.substring(lsb, 1, 1).isin("8", "9", "A", "B", "C", "D", "E", "F")
     small = (F.substring(lsb, 1, 14) == F.lit("0" * 14)) & (F.conv(F.substring(lsb, 15, 2), 16, 10).cast("int") < 100)
     ok = dir_id.isNotNull() & (F.length(dir_id) == 22) & (F.length(h) == 32)
     return F.coalesce(ok & (F.substring(h, 1, 16) == F.lit("0" * 16)) & (negative | small), F.lit(False))
