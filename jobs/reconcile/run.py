@@ -72,7 +72,8 @@ def _with_run(df: DataFrame, capture_id: str, run_id: str, cluster_id: Optional[
 def _in_memory(tables: Mapping[str, DataFrame], actions_at_once: int) -> Dict[str, DataFrame]:
     """A small capture's bronze tables, each computed once. Why: the checks read them from their Parquet files in
     every plan otherwise (a devsample reconcile: 67 scans, bronze_log_dirs alone 25), each scan planned again
-    (file index, partition pruning, pushed filters) and read again, for a few hundred rows (~1 s of ~12). A large
+    (file index, partition pruning, pushed filters) and read again, for a few hundred rows (docs/benchmarks.md,
+    session 26: within the VM's noise alone, part of a ~3.5 s gain with the bronze suites run alongside). A large
     capture's tables stay where they are: held in memory they would add to the driver's and executors' peak."""
     names = sorted(tables)
     return dict(zip(names, map_at_once(lambda name: materialize(tables[name]), names, actions_at_once), strict=True))
