@@ -20,6 +20,11 @@ CALL_SITE_KEYS = ("callSite.short", "callSite.long")  # org.apache.spark.util.Ca
 _current = threading.local()
 
 
+def stage_label(stage: str) -> str:
+    """The name a nightly stage's Spark jobs carry: ``kafka-recon reconcile``."""
+    return f"kafka-recon {stage}"
+
+
 def label_jobs(spark: Any, label: str) -> None:
     """Name this thread's Spark jobs, SQL executions and RDDs ``label`` from now on (a no-op where the session has
     no JVM of its own, e.g. Spark Connect)."""

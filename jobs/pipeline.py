@@ -17,7 +17,7 @@ from typing import Dict, Iterator, List, Optional, Sequence
 
 from pyspark.sql import functions as F
 
-from jobs.job_labels import label_jobs
+from jobs.job_labels import label_jobs, stage_label
 from jobs.settings import Settings
 from jobs.stage_log import StageReport, StageTimer, get_logger
 
@@ -64,7 +64,7 @@ def _late_gaps(store, result, run_id: str, capture_id: str, files_seen: int, min
 def _stage(timer: StageTimer, spark, name: str) -> Iterator[StageReport]:
     """``timer.stage(name)``, its Spark jobs named ``kafka-recon <name>`` (jobs/job_labels.py)."""
     with timer.stage(name) as report:
-        label_jobs(spark, f"kafka-recon {name}")
+        label_jobs(spark, stage_label(name))
         yield report
 
 
@@ -129,18 +129,18 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     def this_capture(names):
         return {name: store.read(name).where(F.col("capture_id") == capture_id) for name in names}
 
+    bronze = this_capture(ingest.tables)
     quality, validated_early = None, ()
     if run_quality and settings.quality.enabled:
         from jobs.quality.runner import QualityRun
 
         quality = QualityRun(spark, settings.quality, run_id, capture_id, docs_dir=out / "dq")
         if session_small_capture(spark):  # bronze is complete: validated while reconcile runs (one core idles)
-            validated_early = tuple(ingest.tables)
-            quality.validate_in_background(this_capture(validated_early))
+            validated_early = tuple(bronze)
+            quality.validate_in_background(bronze, label=stage_label("quality"))
             get_logger().info("stage=quality validated_during=reconcile tables=%d", len(validated_early))
 
     with _stage(timer, spark, "reconcile") as st:
-        bronze = this_capture(ingest.tables)
         result = run_reconcile(spark, settings.catalogue, bronze, capture_id, run_id, when)
         write_each(result.silver, lambda name: store.replace_slice(name, result.silver[name],
                                                                    slice={"capture_id": capture_id}),

@@ -246,7 +246,6 @@ class QualityRun:
         self._sources = 0
         self._background: List[threading.Thread] = []
         self._errors: List[BaseException] = []
-        self._deferred: Dict[str, Any] = {}  # tables validate_in_background could not take
 
     def _shared(self) -> _Validating:
         """The GX context and what every suite's validation shares, made on first use (GX's import may still be
@@ -308,25 +307,26 @@ class QualityRun:
             self._validated.update(validated)
             self._row_counts.update(row_counts)
 
-    def validate_in_background(self, tables: Mapping[str, Any]) -> None:
+    def validate_in_background(self, tables: Mapping[str, Any], label: Optional[str] = None) -> None:
         """Validate ``tables`` on a thread of their own, in a clone of their session, one suite at a time, while
-        the caller goes on; :meth:`finish` waits for them. Where the session cannot be cloned they wait for the
-        caller's next :meth:`validate` instead."""
+        the caller goes on; :meth:`finish` waits for them. ``label`` names the thread's Spark jobs
+        (:func:`jobs.job_labels.label_jobs`). Where the session cannot be cloned they are validated now, on the
+        caller's thread: sharing its session, the thread's ``tmp_view`` would be the caller's next one."""
         from jobs.job_labels import label_jobs
 
         if not tables:
             return
-        spark = next(iter(tables.values())).sparkSession
         try:
-            session = cloned_session(spark)
-        except Exception:  # noqa: BLE001 - validated with the rest, on the caller's thread
-            self._deferred = dict(tables)
+            session = cloned_session(next(iter(tables.values())).sparkSession)
+        except Exception:  # noqa: BLE001 - a runtime without classic sessions' JVM side
+            self.validate(tables, suites_at_once=1)
             return
         bound = {name: bound_to(df, session) for name, df in tables.items()}
 
         def run() -> None:
             try:
-                label_jobs(session, "kafka-recon quality")
+                if label:
+                    label_jobs(session, label)
                 self.validate(bound, suites_at_once=1)
             except BaseException as exc:  # noqa: BLE001 - raised again by finish(), on the caller's thread
                 self._errors.append(exc)
@@ -336,12 +336,11 @@ class QualityRun:
         thread.start()
 
     def finish(self, tables: Optional[Mapping[str, Any]] = None, docs_in_background: bool = False) -> DqRun:
-        """Validate ``tables`` (and any the background could not take), wait for the background, and return the
-        run: its ``gold_dq_results`` rows in table order, the summary, and the Data Docs (on a thread of their
-        own when ``docs_in_background``, waited for with :meth:`DqRun.wait_for_docs`)."""
-        rest, self._deferred = {**self._deferred, **(tables or {})}, {}
-        if rest:
-            self.validate(rest)
+        """Validate ``tables``, wait for the background, and return the run: its ``gold_dq_results`` rows in table
+        order, the summary, and the Data Docs (on a thread of their own when ``docs_in_background``, waited for
+        with :meth:`DqRun.wait_for_docs`)."""
+        if tables:
+            self.validate(tables)
         for thread in self._background:
             thread.join()
         self._background.clear()

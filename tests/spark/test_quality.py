@@ -320,3 +320,23 @@ def test_a_failure_in_the_background_part_fails_the_run_and_a_table_is_validated
     again.validate({"gold_findings": tables["gold_findings"]})
     with pytest.raises(ValueError, match=r"validated twice in one run: \['gold_findings'\]"):
         again.finish({"gold_findings": tables["gold_findings"]})
+
+
+def test_without_a_session_clone_the_background_part_is_validated_on_the_callers_thread(spark, monkeypatch):
+    """A runtime whose sessions cannot be cloned: the part is validated at once, and the run's rows are the same."""
+    from jobs.quality import runner
+    from jobs.quality.runner import QualityRun
+
+    tables = _scenario_tables(spark)
+    when = _ts("2025-02-01T01:02:00Z")
+    whole = run_quality(spark, QUALITY, tables, run_id=RUN, capture_id=CAPTURE, evaluated_at=when, suites_at_once=1)
+
+    def no_clone(_):
+        raise RuntimeError("no classic session here")
+
+    monkeypatch.setattr(runner, "cloned_session", no_clone)
+    parts = QualityRun(spark, QUALITY, RUN, CAPTURE, evaluated_at=when)
+    parts.validate_in_background({"bronze_dir_entries": tables["bronze_dir_entries"]}, label="kafka-recon quality")
+    assert not parts._background and "bronze_dir_entries" in parts._validated  # no thread: validated already
+    dq = parts.finish({name: df for name, df in tables.items() if name != "bronze_dir_entries"})
+    assert dq.rows == whole.rows
