@@ -123,4 +123,17 @@ def materialize(df: DataFrame) -> DataFrame:
     checkpointed plan: without AQE (the small-capture profile) that order can name an attribute the frame does
     not output, and caching a frame built on it then fails in Spark's planner (``key not found``)."""
     done = df.localCheckpoint(eager=True)
-    return done.coalesce(max(1, done._jdf.rdd().getNumPartitions()))  # AQE leaves an empty result no partitions
+    return done.coalesce(max(1, _partitions(done)))  # AQE leaves an empty result no partitions
+
+
+def _partitions(done: DataFrame) -> int:
+    """Partitions of a checkpointed frame, read off the RDD its plan holds. Why not ``done.rdd``: turning a
+    DataFrame into an RDD of rows plans a deserializing query, a SQL execution of its own without a job (34 of a
+    devsample reconcile's 110 executions, ~53 ms each warm on session 27's slower machine; docs/benchmarks.md)."""
+    from py4j.protocol import Py4JError
+
+    plan = done._jdf.queryExecution().logical()
+    try:
+        return plan.rdd().getNumPartitions()  # a checkpoint's plan is a LogicalRDD
+    except Py4JError:  # another plan: ask the DataFrame
+        return done._jdf.rdd().getNumPartitions()

@@ -42,3 +42,27 @@ def test_rows_are_kept_and_a_cached_frame_built_on_them_can_be_read(spark, profi
         assert cached.filter("m > 0").count() == 200
     finally:
         cached.unpersist()
+
+
+def _sql_executions_described(spark, description: str) -> int:
+    """SQL executions the session recorded with ``description``, once every event queued before now is handled.
+    (Not the store's count: a long test session reaches the number it retains, 1000, and the count stops.)"""
+    spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()
+    store = spark._jsparkSession.sharedState().statusStore()
+    recent = store.executionsList(max(0, store.executionsCount() - 50), 50)
+    return sum(1 for i in range(recent.size()) if recent.apply(i).description() == description)
+
+
+def test_materializing_runs_the_checkpoint_alone_and_keeps_the_partitions(spark, profile):
+    """One SQL execution, the checkpoint's: reading how many partitions it has plans no query (turning the frame
+    into an RDD of rows did: a deserializing execution per call, 34 in a devsample reconcile)."""
+    df = spark.range(0, 90, 1, 3).selectExpr("id", "id % 5 AS k")  # three partitions, no shuffle
+    label = f"materialize-{profile}-{id(df)}"
+    spark.sparkContext.setJobDescription(label)
+    try:
+        out = materialize(df)
+    finally:
+        spark.sparkContext.setJobDescription(None)
+    assert _sql_executions_described(spark, label) == 1
+    assert out.rdd.getNumPartitions() == 3
+    assert sorted(r["id"] for r in out.collect()) == list(range(90))
