@@ -66,3 +66,12 @@ def test_materializing_runs_the_checkpoint_alone_and_keeps_the_partitions(spark,
     assert _sql_executions_described(spark, label) == 1
     assert out.rdd.getNumPartitions() == 3
     assert sorted(r["id"] for r in out.collect()) == list(range(90))
+
+
+def test_the_partition_count_of_a_frame_that_is_no_checkpoint_comes_from_the_frame(spark):
+    """The fallback of ``_partitions`` for a plan without an RDD of its own (a runtime whose checkpoint plans
+    differ): the same count the frame's RDD gives."""
+    from jobs.reconcile.frames import _partitions
+
+    df = spark.range(0, 40, 1, 4)
+    assert _partitions(df) == 4 == df.rdd.getNumPartitions()
