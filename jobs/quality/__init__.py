@@ -4,7 +4,11 @@
 Entry points: :func:`run_quality` and :func:`dq_results_frame` (``runner.py``); suites are data in
 ``suites.py``; ``offline_docs.py`` serves the Data Docs' CSS/JS from local copies.
 """
+from .gx_context import spark_connect_import_fails_instead_of_exiting
 from .runner import DqRun, dq_results_frame, run_quality, summarize
 from .suites import Rule, Suite, build_suite
+
+# before any module of this package imports Great Expectations (they all do so inside functions)
+spark_connect_import_fails_instead_of_exiting()
 
 __all__ = ["DqRun", "Rule", "Suite", "build_suite", "dq_results_frame", "run_quality", "summarize"]

@@ -9,7 +9,9 @@ nothing is sent anywhere even on a machine with network.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Optional
@@ -20,6 +22,32 @@ VALIDATIONS_STORE = "validations_store"   # under docs_dir: every run's validati
 
 def _disable_analytics_env() -> None:
     os.environ["GX_ANALYTICS_ENABLED"] = "false"
+
+
+def spark_connect_import_fails_instead_of_exiting() -> None:
+    """Make importing ``pyspark.sql.connect`` raise ImportError, not exit the process, where PySpark would exit.
+
+    PySpark takes a process whose ``__main__`` has no file and no spec (``python -c``, an embedded interpreter,
+    pytest-xdist's workers) for its own doctest run, and when Spark Connect's client (grpc) is missing it calls
+    ``sys.exit(0)`` while ``pyspark.sql.connect`` is imported. Great Expectations imports that module while it is
+    imported itself, so such a nightly ended with exit 0 in the quality stage, with no summary and no report. Here
+    the import fails as it does in any script without grpc (GX expects that ImportError and does without Spark
+    Connect). Nothing changes where ``__main__`` is a file or where the Connect client is installed.
+    """
+    if "pyspark.sql.connect" in sys.modules:
+        return
+    main = sys.modules.get("__main__")
+    if getattr(main, "__spec__", None) is not None or hasattr(main, "__file__") or hasattr(sys, "ps1"):
+        return  # PySpark's own test: it raises ImportError here, as it should
+    if importlib.util.find_spec("grpc") is None:
+        sys.modules["pyspark.sql.connect"] = None  # importing it now raises ImportError, printing nothing
+        return
+    try:
+        importlib.import_module("pyspark.sql.connect")
+    except ImportError:
+        pass
+    except SystemExit:  # another part of the Connect client is missing
+        sys.modules["pyspark.sql.connect"] = None
 
 
 # what the quality stage imports: Great Expectations itself and its expectation classes

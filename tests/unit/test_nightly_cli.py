@@ -110,3 +110,20 @@ def test_cli_lists_commands_and_rejects_unknown_ones(capsys):
     for command in ("nightly", "simulate", "collect", "decode", "demo"):
         assert command in out
     assert cli_main(["frobnicate"]) == 2
+
+
+def test_library_code_calling_sys_exit_mid_run_is_an_error_with_a_summary(monkeypatch, tmp_path, devsample_dir):
+    """sys.exit(0) from a library inside a stage (PySpark's doctest guess did so while Great Expectations was
+    imported) must not end the run green: exit 1 and an error summary naming where it stopped."""
+    from jobs import pipeline
+
+    def exits(settings, timer, **kwargs):
+        with timer.stage("quality"):
+            raise SystemExit(0)
+
+    monkeypatch.setattr(pipeline, "run_pipeline", exits)
+    out = tmp_path / "out"
+    assert nightly.main(["--capture", str(devsample_dir), "--out", str(out), "--quiet"]) == nightly.EXIT_ERROR
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "error" and summary["exit_code"] == nightly.EXIT_ERROR
+    assert summary["stage"] == "quality" and summary["error"]["kind"] == "SystemExit"

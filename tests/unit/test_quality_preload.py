@@ -48,3 +48,19 @@ def test_preload_turns_analytics_off_before_its_first_import(monkeypatch):
                         lambda name: seen.append((name, os.environ.get("GX_ANALYTICS_ENABLED"))))
     gx_context.preload_in_background().join(60)
     assert seen == [(name, "false") for name in gx_context.PRELOADED_MODULES]
+
+
+def test_gx_imports_where_pyspark_takes_the_process_for_its_doctests(tmp_path):
+    """Under ``python -c`` (no file, no spec for ``__main__``) and without Spark Connect's grpc, PySpark calls
+    sys.exit(0) while GX imports it: a nightly started that way ended mid-run with exit 0, no summary, no report.
+    Importing the quality package first makes that import an ImportError GX handles."""
+    code = ("from jobs.quality.gx_context import PRELOADED_MODULES, preload_in_background\n"
+            "import sys\n"
+            "preload_in_background().join(300)\n"
+            "import great_expectations.expectations as gxe\n"
+            "print('imported', all(m in sys.modules for m in PRELOADED_MODULES), gxe.ExpectColumnValuesToNotBeNull.__name__)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "imported True ExpectColumnValuesToNotBeNull", out.stderr[-2000:]
+    assert "Skipping doctests" not in out.stderr
