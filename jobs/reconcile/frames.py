@@ -31,12 +31,13 @@ def empty(spark: SparkSession, spec: TableSpec) -> DataFrame:
 
 def conform(df: DataFrame, spec: TableSpec) -> DataFrame:
     """``df`` with exactly the spec's columns, in order and typed; absent columns become typed nulls.
-    One SQL statement rather than a Column per field: a few JVM calls instead of a hundred per table."""
+    SQL text rather than a Column per field: a few JVM calls instead of a hundred per table. ``selectExpr``,
+    not ``spark.sql(..., frame=df)``, which registers and drops a temporary view per call (a SQL execution of its
+    own: 20 in a devsample reconcile, and about twice the time per call)."""
     present = set(df.columns)
-    fields = ", ".join(
+    return df.selectExpr(*(
         f"CAST({f'`{f.name}`' if f.name in present else 'NULL'} AS {f.dataType.simpleString()}) AS `{f.name}`"
-        for f in spec.spark_schema().fields)
-    return df.sparkSession.sql(f"SELECT {fields} FROM {{frame}}", frame=df)
+        for f in spec.spark_schema().fields))
 
 
 def conform_all(spark: SparkSession, frames: Mapping[str, DataFrame], specs: Iterable[TableSpec]) -> dict:

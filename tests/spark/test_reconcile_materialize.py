@@ -75,3 +75,24 @@ def test_the_partition_count_of_a_frame_that_is_no_checkpoint_comes_from_the_fra
 
     df = spark.range(0, 40, 1, 4)
     assert _partitions(df) == 4 == df.rdd.getNumPartitions()
+
+
+def test_conforming_a_frame_to_a_spec_records_no_sql_execution(spark):
+    """The spec's columns in order and typed, absent ones null, others dropped; and no SQL execution of its own
+    (through ``spark.sql(..., frame=)`` every call registered a temporary view: a CreateViewCommand execution)."""
+    from jobs.reconcile.frames import conform
+    from jobs.tables.registry import spec
+
+    target = spec("silver_brokers")
+    df = spark.range(3).selectExpr("id + 100 AS broker_id", "'x' AS not_in_the_spec", "CONCAT('cap-', id) AS capture_id")
+    label = f"conform-{id(df)}"
+    spark.sparkContext.setJobDescription(label)
+    try:
+        out = conform(df, target)
+    finally:
+        spark.sparkContext.setJobDescription(None)
+    assert _sql_executions_described(spark, label) == 0
+    assert [(f.name, f.dataType) for f in out.schema] == [(f.name, f.dataType) for f in target.spark_schema()]
+    rows = [r.asDict() for r in out.orderBy("broker_id").collect()]
+    assert [(r["capture_id"], r["broker_id"]) for r in rows] == [("cap-0", 100), ("cap-1", 101), ("cap-2", 102)]
+    assert {k for r in rows for k, v in r.items() if v is not None} == {"capture_id", "broker_id"}
