@@ -38,7 +38,7 @@ def spark_connect_import_fails_instead_of_exiting() -> None:
         return
     main = sys.modules.get("__main__")
     if getattr(main, "__spec__", None) is not None or hasattr(main, "__file__") or hasattr(sys, "ps1"):
-        return  # PySpark's own test: it raises ImportError here, as it should
+        return  # PySpark does not take this process for a doctest run: without grpc it raises ImportError itself
     if importlib.util.find_spec("grpc") is None:
         sys.modules["pyspark.sql.connect"] = None  # importing it now raises ImportError, printing nothing
         return
