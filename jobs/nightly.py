@@ -136,18 +136,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                                   units=units, allow_partial=allow_partial)
     except IncompleteCapture as exc:
         return finish("incomplete", EXIT_INCOMPLETE, str(exc), stage=timer.position, gaps=exc.gaps)
-    except Exception as exc:  # the job failed: say why, exit 1 (never Spark's reserved codes)
+    # the job failed: say why, exit 1 (never Spark's reserved codes). A library's sys.exit mid-run counts too: even
+    # exit(0) leaves the run unfinished
+    except (Exception, SystemExit) as exc:
         if args.debug:
             log.error("%s", traceback.format_exc())
         stage = timer.failed_stage or timer.position
         return finish("error", EXIT_ERROR, f"{type(exc).__name__}: {_first_line(exc)}", stage=stage,
                       kind=type(exc).__name__)
-    except SystemExit as exc:  # a library called sys.exit mid-run: even exit(0) leaves the run unfinished
-        if args.debug:
-            log.error("%s", traceback.format_exc())
-        stage = timer.failed_stage or timer.position
-        return finish("error", EXIT_ERROR, f"SystemExit: code {exc.code!r} from library code before the run "
-                      "finished", stage=stage, kind="SystemExit")
     code = result.exit_code
     log.info("status=finished exit_code=%d open_findings=%s run_status=%s report=%s", code,
              sum(result.counts_by_severity.values()), result.summary.get("status"), result.report_html)

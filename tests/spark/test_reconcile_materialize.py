@@ -1,4 +1,5 @@
-"""frames.materialize: computed once, same rows, and usable in either execution profile (jobs.spark_session)."""
+"""frames.materialize: computed once, same rows, and usable in either execution profile (jobs.spark_session);
+frames.conform: a frame fitted to a table spec without a query of its own."""
 from __future__ import annotations
 
 import pytest
