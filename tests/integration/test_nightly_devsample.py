@@ -14,16 +14,9 @@ from pathlib import Path
 import pytest
 
 from jobs import nightly
+from tests import devsample_truth
 
 pytestmark = pytest.mark.slow  # several whole nightly runs (re-runs, day 2): `make test-slow`
-
-GROUND_TRUTH = {  # what Kafka itself says about this cluster (fixtures README + expected.json)
-    ("STALE_TOPIC_ID", "103", "clicks-0"),
-    ("MISSING_PARTITION_METADATA", "102", "clicks-0"),
-    ("CORRUPT_PARTITION_METADATA", "104", "inventory-1"),
-    ("STRAY_DIR", "104", "inventory-2.89dae8f0999baf24f653d531c05f9ed6-stray"),
-    ("PID_OUTSIDE_BLOCKS", "", ""),  # producer id 9999 in events-1, "outside all blocks"
-}
 
 
 def _findings(out: Path):
@@ -51,8 +44,7 @@ def runs(spark, tmp_path_factory, devsample_dir):
 
 def test_findings_match_kafkas_ground_truth(runs):
     base, _ = runs
-    got = {(r["check_id"], r["broker_id"], r["dir_name"]) for r in _findings(base / "out1")}
-    assert got == GROUND_TRUTH
+    assert devsample_truth.from_rows(_findings(base / "out1")) == devsample_truth.FINDINGS
 
 
 def test_lagging_replicas_of_broker_103_are_not_findings(runs):
@@ -72,7 +64,7 @@ def test_rerun_of_a_capture_is_idempotent_and_ids_are_stable(runs, spark):
 
     gold = DeltaTable(str(base / "tables" / "gold_findings")).to_pandas()
     assert gold["finding_id"].is_unique
-    assert len(gold) == len(GROUND_TRUTH)
+    assert len(gold) == len(devsample_truth.FINDINGS)
     files = DeltaTable(str(base / "tables" / "bronze_ingest_files")).to_pandas()
     per_capture = files.groupby("capture_id")["path"].agg(["count", "nunique"])
     assert (per_capture["count"] == per_capture["nunique"]).all()  # no duplicate rows after the re-run
@@ -87,7 +79,7 @@ def test_problem_gone_on_day2_is_resolved_and_others_stay_open(runs):
     assert gold.loc["STRAY_DIR", "status"] == "resolved"
     assert str(gold.loc["STRAY_DIR", "resolved_at"]).startswith("2026-11-22 02:00:00")
     still_open = gold[gold["status"] == "open"]
-    assert set(still_open.index) == {c for c, _, _ in GROUND_TRUTH} - {"STRAY_DIR"}
+    assert set(still_open.index) == {finding[0] for finding in devsample_truth.FINDINGS} - {"STRAY_DIR"}
     assert (still_open["first_seen"].astype(str).str.startswith("2026-11-21 02:00:00")).all()
     assert (still_open["last_seen"].astype(str).str.startswith("2026-11-22 02:00:00")).all()
     summary = json.loads((base / "out2" / "summary.json").read_text())

@@ -11,15 +11,8 @@ from bronze_builders import devsample_bronze
 
 from jobs.reconcile import run_reconcile
 from jobs.reconcile.catalogue import default_catalogue
+from tests import devsample_truth
 from tests.settings_from import settings_from
-
-EXPECTED = {
-    ("STALE_TOPIC_ID", 103, "clicks-0", "A4HaLNH_zheTrtxgg-IBNA"),
-    ("MISSING_PARTITION_METADATA", 102, "clicks-0", None),
-    ("CORRUPT_PARTITION_METADATA", 104, "inventory-1", None),
-    ("STRAY_DIR", 104, "inventory-2.89dae8f0999baf24f653d531c05f9ed6-stray", "xWt6cg-LDx4r6BAz2rYsCg"),
-    ("PID_OUTSIDE_BLOCKS", None, None, "7G5NPAb1tNLhoqkWDdmzGg"),
-}
 
 
 @pytest.fixture(scope="module", params=["interpreted", pytest.param("compiled", marks=pytest.mark.slow)])
@@ -45,7 +38,7 @@ def result(request, spark, devsample_dir):
 @pytest.mark.spark
 def test_devsample_ground_truth(result):
     findings = [r.asDict() for r in result.findings.collect()]
-    assert {(f["check_id"], f["broker_id"], f["dir_name"], f["topic_id"]) for f in findings} == EXPECTED
+    assert devsample_truth.from_rows(findings) == devsample_truth.FINDINGS
     stale = next(f for f in findings if f["check_id"] == "STALE_TOPIC_ID")
     assert stale["broker_state"] == "fenced" and "OgLh3kIiODWuf2JCQPKw4w" in stale["message"]
     assert stale["since"].replace(tzinfo=None).isoformat() == "2025-02-01T00:00:04.500000"  # RemoveTopicRecord at 51
