@@ -180,6 +180,13 @@ SMALL_CAPTURE_CONF = {
     # inferring filters from every operator's constraints is planner work on each of the few hundred plans, for
     # rows that need no pruning (warm devsample reconcile ~6% shorter; the filters it adds are implied ones)
     "spark.sql.constraintPropagation.enabled": "false",
+    # A join of one-partition frames runs without a shuffle only if each side's size estimate is at most
+    # maxSinglePartitionBytes; otherwise both sides go through a one-partition exchange, a stage each. Reconcile's
+    # frames are checkpoints re-read without an estimate (jobs.reconcile.frames.materialize), so they take
+    # defaultSizeInBytes, and a join of several of them (estimate: the product of its inputs') stays far below
+    # the limit. Warm stray-dirs reconcile: 243 exchanges / 273 stages -> 60 / 99 (docs/benchmarks.md, session 29).
+    "spark.sql.maxSinglePartitionBytes": str(2**63 - 1),
+    "spark.sql.defaultSizeInBytes": "1024",
 }
 _SESSION_VALUE = "spark.kafka_recon.session_value."  # the session's own value of a key, kept before the first switch
 

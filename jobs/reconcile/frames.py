@@ -6,6 +6,7 @@ from typing import Iterable, Mapping, Sequence
 from pyspark.sql import Column, DataFrame, SparkSession
 
 from jobs.local_frames import local_frame
+from jobs.spark_session import session_small_capture
 from jobs.tables.spec import TableSpec
 
 from . import sql_functions as F
@@ -118,13 +119,33 @@ def materialize(df: DataFrame) -> DataFrame:
     """Compute ``df`` once and cut its lineage: the replay and silver tables feed dozens of checks, and
     re-analysing their growing plans in every check costs far more than the (small) data.
 
-    The ``coalesce`` to the partitions it already has moves no data. It gives later plans what they may know:
-    a one-partition frame (a small capture, one shuffle partition) is ``SinglePartition``, so the joins and
-    aggregates over it need no exchange. It also drops the sort order Spark would otherwise carry over from the
-    checkpointed plan: without AQE (the small-capture profile) that order can name an attribute the frame does
-    not output, and caching a frame built on it then fails in Spark's planner (``key not found``)."""
+    The ``coalesce`` moves no data. In the small-capture profile it is to one partition, whatever the frame was
+    computed in (a union, a scan of several files): a ``SinglePartition`` frame, so the joins and aggregates over
+    it need no exchange (with ``spark.sql.maxSinglePartitionBytes`` of that profile: a few hundred rows, one task
+    each way). Otherwise it keeps the partitions the frame has. Either way it drops the sort order Spark would
+    otherwise carry over from the checkpointed plan: without AQE (the small-capture profile) that order can name an
+    attribute the frame does not output, and caching a frame built on it then fails in Spark's planner (``key not
+    found``)."""
     done = df.localCheckpoint(eager=True)
+    if session_small_capture(done.sparkSession):
+        return _without_size_estimate(done).coalesce(1)
     return done.coalesce(max(1, _partitions(done)))  # AQE leaves an empty result no partitions
+
+
+def _without_size_estimate(done: DataFrame) -> DataFrame:
+    """The checkpoint's rows as a frame Spark has no size estimate for, so it takes the small-capture profile's
+    ``spark.sql.defaultSizeInBytes``. Why: a checkpoint keeps the estimate of the plan it computed, and without row
+    counts a join's estimate is the product of its inputs' (a silver table of a few hundred rows: far beyond 2^63
+    bytes), which no ``spark.sql.maxSinglePartitionBytes`` admits, so every join over it shuffled both sides into one
+    partition. Same rows, same RDD; where the runtime has no such method, the checkpoint as it is."""
+    from py4j.protocol import Py4JError
+
+    try:
+        rdd = done._jdf.queryExecution().logical().rdd()
+        jdf = done.sparkSession._jsparkSession.internalCreateDataFrame(rdd, done._jdf.schema(), False)
+    except (Py4JError, AttributeError):  # AttributeError: a session without a JVM of its own (Spark Connect)
+        return done
+    return DataFrame(jdf, done.sparkSession)
 
 
 def _partitions(done: DataFrame) -> int:

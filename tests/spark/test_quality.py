@@ -22,6 +22,7 @@ SCENARIOS = Path(__file__).resolve().parents[1] / "fixtures" / "report"
 CAPTURE = "devsample-2025-02-01"
 RUN = "run-2025-02-01"
 LOGS_103 = "/data/captures/devsample-2025-02-01/broker-103/kafka-logs"
+WHEN = as_timestamp("2025-02-01T01:02:00Z")  # the evaluation time of the runs that are compared row for row
 
 
 _ts, _frame = as_timestamp, frame
@@ -280,16 +281,23 @@ def _scenario_tables(spark):
             "gold_run_summary": _frame(spark, "gold_run_summary", [bad_summary])}
 
 
-def test_a_run_validated_in_parts_gives_the_rows_of_one_run(spark, tmp_path):
+@pytest.fixture(scope="module")
+def one_run(spark, tmp_path_factory):
+    """The scenario tables validated as one run, a suite at a time, with its Data Docs: what a run validated in
+    parts must equal. Returns (result, docs folder)."""
+    docs = tmp_path_factory.mktemp("one-run") / "docs"
+    return run_quality(spark, QUALITY, _scenario_tables(spark), run_id=RUN, capture_id=CAPTURE, evaluated_at=WHEN,
+                       suites_at_once=1, docs_dir=docs), docs
+
+
+def test_a_run_validated_in_parts_gives_the_rows_of_one_run(spark, tmp_path, one_run):
     """The nightly validates a small capture's bronze tables on a thread while reconcile runs, the rest after it:
     the rows, the summary and the Data Docs are those of one run over every table."""
     from jobs.quality.runner import QualityRun
 
+    whole, whole_docs = one_run
     tables = _scenario_tables(spark)
-    when = _ts("2025-02-01T01:02:00Z")
-    whole = run_quality(spark, QUALITY, tables, run_id=RUN, capture_id=CAPTURE, evaluated_at=when, suites_at_once=1,
-                        docs_dir=tmp_path / "whole")
-    parts = QualityRun(spark, QUALITY, RUN, CAPTURE, docs_dir=tmp_path / "parts", evaluated_at=when)
+    parts = QualityRun(spark, QUALITY, RUN, CAPTURE, docs_dir=tmp_path / "parts", evaluated_at=WHEN)
     parts.validate_in_background({"bronze_dir_entries": tables["bronze_dir_entries"]})
     dq = parts.finish({name: df for name, df in tables.items() if name != "bronze_dir_entries"})
     assert dq.rows == whole.rows
@@ -299,7 +307,7 @@ def test_a_run_validated_in_parts_gives_the_rows_of_one_run(spark, tmp_path):
     def pages(site):  # suite, run and time of each validation page (its file is named for the lane's datasource)
         return sorted(p.relative_to(site).parts[:5] for p in site.glob("validations/**/*.html"))
 
-    assert pages(tmp_path / "parts") == pages(tmp_path / "whole") and len(pages(tmp_path / "parts")) == 3
+    assert pages(tmp_path / "parts") == pages(whole_docs) and len(pages(tmp_path / "parts")) == 3
     for df in tables.values():  # validated in a clone of the session, released all the same
         assert not (df.storageLevel.useMemory or df.storageLevel.useDisk)
 
@@ -322,20 +330,19 @@ def test_a_failure_in_the_background_part_fails_the_run_and_a_table_is_validated
         again.finish({"gold_findings": tables["gold_findings"]})
 
 
-def test_without_a_session_clone_the_background_part_is_validated_on_the_callers_thread(spark, monkeypatch):
+def test_without_a_session_clone_the_background_part_is_validated_on_the_callers_thread(spark, monkeypatch, one_run):
     """A runtime whose sessions cannot be cloned: the part is validated at once, and the run's rows are the same."""
     from jobs.quality import runner
     from jobs.quality.runner import QualityRun
 
+    whole, _ = one_run
     tables = _scenario_tables(spark)
-    when = _ts("2025-02-01T01:02:00Z")
-    whole = run_quality(spark, QUALITY, tables, run_id=RUN, capture_id=CAPTURE, evaluated_at=when, suites_at_once=1)
 
     def no_clone(_):
         raise RuntimeError("no classic session here")
 
     monkeypatch.setattr(runner, "cloned_session", no_clone)
-    parts = QualityRun(spark, QUALITY, RUN, CAPTURE, evaluated_at=when)
+    parts = QualityRun(spark, QUALITY, RUN, CAPTURE, evaluated_at=WHEN)
     parts.validate_in_background({"bronze_dir_entries": tables["bronze_dir_entries"]}, label="kafka-recon quality")
     assert not parts._background and "bronze_dir_entries" in parts._validated  # no thread: validated already
     dq = parts.finish({name: df for name, df in tables.items() if name != "bronze_dir_entries"})

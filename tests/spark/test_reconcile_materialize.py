@@ -6,7 +6,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from jobs.reconcile.frames import materialize
-from jobs.spark_session import SMALL_CAPTURE_CONF
+from jobs.spark_session import _SMALL_KEY, SMALL_CAPTURE_CONF
 
 pytestmark = pytest.mark.spark
 
@@ -18,6 +18,7 @@ def profile(request, spark, spark_conf_restored):
     """The session in the small-capture profile, or with AQE and several shuffle partitions (a large capture)."""
     for k, v in (SMALL_CAPTURE_CONF if request.param == "small" else LARGE).items():
         spark.conf.set(k, v)
+    spark.conf.set(_SMALL_KEY, str(request.param == "small").lower())  # what fit_execution_to_size records
     return request.param
 
 
@@ -54,9 +55,10 @@ def _sql_executions_described(spark, description: str) -> int:
     return sum(1 for i in range(recent.size()) if recent.apply(i).description() == description)
 
 
-def test_materializing_runs_the_checkpoint_alone_and_keeps_the_partitions(spark, profile):
+def test_materializing_runs_the_checkpoint_alone(spark, profile):
     """One SQL execution, the checkpoint's: reading how many partitions it has plans no query (turning the frame
-    into an RDD of rows did: a deserializing execution per call, 34 in a devsample reconcile)."""
+    into an RDD of rows did: a deserializing execution per call, 34 in a devsample reconcile). A large capture's
+    frame keeps its partitions; a small capture's is one."""
     df = spark.range(0, 90, 1, 3).selectExpr("id", "id % 5 AS k")  # three partitions, no shuffle
     label = f"materialize-{profile}-{id(df)}"
     spark.sparkContext.setJobDescription(label)
@@ -65,8 +67,24 @@ def test_materializing_runs_the_checkpoint_alone_and_keeps_the_partitions(spark,
     finally:
         spark.sparkContext.setJobDescription(None)
     assert _sql_executions_described(spark, label) == 1
-    assert out.rdd.getNumPartitions() == 3
+    assert out.rdd.getNumPartitions() == (1 if profile == "small" else 3)
     assert sorted(r["id"] for r in out.collect()) == list(range(90))
+
+
+def test_joins_of_materialized_frames_shuffle_nothing_in_the_small_profile(spark, profile):
+    """A small capture's materialized frame is one partition that Spark keeps no size estimate for, so joins and
+    aggregates over such frames plan no exchange, each of which was a stage (a warm stray-dirs reconcile: 273 ->
+    99 stages). The left frame comes from a five-way join, whose estimate (the product of its inputs', 8000^5
+    bytes) is beyond any ``spark.sql.maxSinglePartitionBytes``: kept, it would shuffle. Same rows either way."""
+    five = spark.range(1000).where("id < 6")
+    for i in range(4):
+        five = five.join(spark.range(1000).where("id < 6").withColumnRenamed("id", f"j{i}"), F.col("id") == F.col(f"j{i}"))
+    left = materialize(five.selectExpr("id AS k", "j3 AS v"))
+    right = materialize(spark.range(0, 12, 1, 3).selectExpr("id % 6 AS k", "id AS w"))
+    out = left.join(right, "k").groupBy("v").agg(F.sum("w").alias("s"), F.count("*").alias("n"))
+    plan = out._jdf.queryExecution().executedPlan().toString()
+    assert ("Exchange" not in plan) == (profile == "small"), plan
+    assert sorted((r["v"], r["s"], r["n"]) for r in out.collect()) == [(k, 2 * k + 6, 2) for k in range(6)]
 
 
 def test_the_partition_count_of_a_frame_that_is_no_checkpoint_comes_from_the_frame(spark):
