@@ -120,12 +120,11 @@ def materialize(df: DataFrame) -> DataFrame:
     re-analysing their growing plans in every check costs far more than the (small) data.
 
     The ``coalesce`` moves no data. In the small-capture profile it is to one partition, whatever the frame was
-    computed in (a union, a scan of several files): a ``SinglePartition`` frame, so the joins and aggregates over
-    it need no exchange (with ``spark.sql.maxSinglePartitionBytes`` of that profile: a few hundred rows, one task
-    each way). Otherwise it keeps the partitions the frame has. Either way it drops the sort order Spark would
-    otherwise carry over from the checkpointed plan: without AQE (the small-capture profile) that order can name an
-    attribute the frame does not output, and caching a frame built on it then fails in Spark's planner (``key not
-    found``)."""
+    computed in (a union, a scan of several files), of a frame without a size estimate (:func:`_without_size_estimate`):
+    joins and aggregates over such frames need no exchange. Otherwise it keeps the partitions the frame has. Either
+    way it drops the sort order Spark would otherwise carry over from the checkpointed plan: without AQE (the
+    small-capture profile) that order can name an attribute the frame does not output, and caching a frame built on
+    it then fails in Spark's planner (``key not found``)."""
     done = df.localCheckpoint(eager=True)
     if session_small_capture(done.sparkSession):
         return _without_size_estimate(done).coalesce(1)
@@ -140,22 +139,30 @@ def _without_size_estimate(done: DataFrame) -> DataFrame:
     partition. Same rows, same RDD; where the runtime has no such method, the checkpoint as it is."""
     from py4j.protocol import Py4JError
 
+    rdd = _checkpoint_rdd(done)
+    if rdd is None:
+        return done
     try:
-        rdd = done._jdf.queryExecution().logical().rdd()
         jdf = done.sparkSession._jsparkSession.internalCreateDataFrame(rdd, done._jdf.schema(), False)
-    except (Py4JError, AttributeError):  # AttributeError: a session without a JVM of its own (Spark Connect)
+    except Py4JError:
         return done
     return DataFrame(jdf, done.sparkSession)
+
+
+def _checkpoint_rdd(done: DataFrame):
+    """The JVM RDD of internal rows a checkpointed frame's plan holds (a ``LogicalRDD``), or None where the plan is
+    another (a runtime whose checkpoints differ) or the session has no JVM of its own (Spark Connect)."""
+    from py4j.protocol import Py4JError
+
+    try:
+        return done._jdf.queryExecution().logical().rdd()
+    except (Py4JError, AttributeError):
+        return None
 
 
 def _partitions(done: DataFrame) -> int:
     """Partitions of a checkpointed frame, read off the RDD its plan holds. Why not ``done.rdd``: turning a
     DataFrame into an RDD of rows plans a deserializing query, a SQL execution of its own without a job (34 of a
     devsample reconcile's 110 executions, ~53 ms each warm on session 27's slower machine; docs/benchmarks.md)."""
-    from py4j.protocol import Py4JError
-
-    plan = done._jdf.queryExecution().logical()
-    try:
-        return plan.rdd().getNumPartitions()  # a checkpoint's plan is a LogicalRDD
-    except Py4JError:  # another plan: ask the DataFrame
-        return done._jdf.rdd().getNumPartitions()
+    rdd = _checkpoint_rdd(done)
+    return (rdd if rdd is not None else done._jdf.rdd()).getNumPartitions()  # another plan: ask the DataFrame

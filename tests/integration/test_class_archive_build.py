@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from jobs.nightly import EXIT_FINDINGS, EXIT_INCOMPLETE
 from jobs.simulate.command import main as simulate
 from tests import devsample_truth
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # a training run, a dump and three nightlies
 
 ROOT = Path(__file__).resolve().parents[2]
-EXIT_FINDINGS, EXIT_INCOMPLETE = 10, 3  # jobs.nightly's exit codes, written out: the oracle is the contract
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

@@ -40,13 +40,13 @@ def test_local_cluster_gives_exactly_the_devsamples_truth(devsample_dir, tmp_pat
         env=env, capture_output=True, text=True, timeout=1800)
     apps = _apps() - before
     try:  # the oracle that the tasks ran in two executor JVMs of their own, not in the driver's: their logs
+        assert proc.returncode == 0, proc.stderr[-4000:]
         (app,) = apps
         ran = {d.name: (d / "stderr").read_text(errors="replace").count("Running task") for d in app.iterdir()}
         assert ran.get("0", 0) > 0 and ran.get("1", 0) > 0, ran
     finally:
         for leftover in apps:
             shutil.rmtree(leftover, ignore_errors=True)
-    assert proc.returncode == 0, proc.stderr[-4000:]
     assert "stage=reconcile status=done" in proc.stderr
     with (tmp_path / "report" / "findings.csv").open() as fh:
         assert devsample_truth.from_rows(csv.DictReader(fh)) == devsample_truth.FINDINGS
