@@ -44,6 +44,7 @@ class SparkSettings:
     small_capture_actions_at_once: int
     class_archive: bool
     class_archive_dir: str
+    fewer_gateway_calls: bool
     log_level: str
     extra_conf: Dict[str, str]
 

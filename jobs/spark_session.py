@@ -46,8 +46,11 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     the JVM starts (:func:`jvm_options_for`)."""
     from pyspark.sql import SparkSession
 
+    from . import gateway_calls
+
     active = SparkSession.getActiveSession()
     if active is not None:
+        gateway_calls.install(settings.fewer_gateway_calls if settings is not None else True)
         return active
     sp = settings or Settings.load().spark  # conf/*.yaml is the one place defaults live
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -102,6 +105,7 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     for key, value in user_conf.items():
         builder = builder.config(key, str(value))
     spark = builder.getOrCreate()
+    gateway_calls.install(sp.fewer_gateway_calls)
     spark.sparkContext.setLogLevel(sp.log_level)
     if sp.log_level.upper() == "WARN":
         _quiet_loggers(spark)

@@ -127,3 +127,16 @@ def test_joins_filters_and_when_chains_take_sql_text_columns(frame):
     for F in (R, S):   # as PySpark: no when() after otherwise()
         with pytest.raises(IllegalArgumentException, match="when"):
             F.when(F.col("b"), 1).otherwise(2).when(F.col("b"), 3)
+
+
+def test_one_text_is_one_jvm_column_resolved_against_each_frame_that_reads_it(spark):
+    """A text is parsed into a JVM Column once (``_parse`` caches it), and each DataFrame still resolves it
+    against its own columns: the same ``id + 1`` is an int over an int column and a bigint over a bigint one."""
+    text = "(`id` + 1) AS `next`"
+    assert S._parse(text) is S._parse(text)
+    ints = spark.createDataFrame([(1,), (2,)], "id int").select((S.col("id") + 1).alias("next"))
+    longs = spark.createDataFrame([(10,)], "id bigint").select((S.col("id") + 1).alias("next"))
+    assert (S.col("id") + 1).alias("next").sql == text
+    assert ints.schema["next"].dataType.simpleString() == "int"
+    assert longs.schema["next"].dataType.simpleString() == "bigint"
+    assert [r.next for r in ints.collect()] == [2, 3] and [r.next for r in longs.collect()] == [11]
