@@ -65,7 +65,13 @@ from .store_errors import (
     SliceMismatchError,
     TableMissingError,
 )
-from .table_predicates import SliceValue, key_condition, partition_value_text, slice_predicate
+from .table_predicates import (
+    SliceValue,
+    key_condition,
+    partition_value_text,
+    quote_identifier,
+    slice_predicate,
+)
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +118,9 @@ class EmbeddedBackend:
 
     def read(self, spec: TableSpec, location: str, version: Optional[int] = None):
         snapshot = self._snapshot(location, version)
-        return self._read_files(spec, table_paths(location), snapshot.files).select(*spec.column_names)
+        # quoted names in one selectExpr: a select of name strings makes a JVM call per column (functions.col)
+        return self._read_files(spec, table_paths(location), snapshot.files).selectExpr(
+            *map(quote_identifier, spec.column_names))
 
     def _read_files(self, spec: TableSpec, paths: TablePaths, files: Sequence[Any], tagged: bool = False):
         """Spark DataFrame over exactly ``files`` (paths relative to ``paths``), partition values from folders.

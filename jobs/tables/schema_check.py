@@ -10,6 +10,7 @@ from typing import List
 
 from .spec import TableSpec
 from .store_errors import SchemaMismatchError
+from .table_predicates import quote_identifier
 
 
 def _loose(data_type):
@@ -64,11 +65,11 @@ def conform(df, spec: TableSpec):
     :return: ``df.select(<spec columns>)``.
     """
     from pyspark.sql import DataFrame
-    from pyspark.sql import functions as F
 
     if not isinstance(df, DataFrame):  # classic and Spark Connect DataFrames share this base in Spark 4
         raise TypeError(f"expected a Spark DataFrame for table {spec.name!r}, got {type(df).__name__}")
     problems = schema_problems(spec, df.schema)
     if problems:
         raise SchemaMismatchError(spec.name, problems)
-    return df.select(*[F.col(f"`{name}`") for name in spec.column_names])
+    # one selectExpr of quoted names: a Column per name would be a JVM call each (functions.col)
+    return df.selectExpr(*map(quote_identifier, spec.column_names))

@@ -168,3 +168,22 @@ def test_a_first_pass_over_nothing_emits_no_rows(spark, tmp_path):
     finally:
         for df in steps.persisted:
             df.unpersist()
+
+
+def test_conform_as_sql_text_gives_what_columns_give(spark):
+    """Ingest conforms each bronze table with one selectExpr of SQL text; the rows and types are those a Column
+    per field gives (F.lit constants, casts to the spec's types), quotes and a capture time included."""
+    from datetime import datetime, timezone
+
+    from jobs.ingest.stage import _conform, _conform_columns
+    from jobs.tables import bronze
+
+    spec = bronze.LOG_DIRS
+    df = spark.createDataFrame([("a'b\\c", "7"), (None, None)], "cluster_id string, broker_id string")
+    constants = {"capture_time": datetime(2026, 11, 28, 13, 52, 4, 123456, tzinfo=timezone.utc)}
+    text = _conform(df, spec, "cap-'1'", "run\\1", constants)
+    columns = _conform_columns(df, spec, {"capture_id": "cap-'1'", "run_id": "run\\1", **constants})
+    assert text.schema == columns.schema
+    assert sorted(map(repr, text.collect())) == sorted(map(repr, columns.collect()))
+    assert {(r.capture_id, r.cluster_id, r.broker_id) for r in text.collect()} == {
+        ("cap-'1'", "a'b\\c", 7), ("cap-'1'", None, None)}
