@@ -24,7 +24,6 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import TimestampType
 
 from jobs.local_frames import local_frame
 from jobs.settings import IngestSettings, SparkSettings
@@ -33,7 +32,7 @@ from jobs.tables import bronze
 from jobs.tables.parallel_writes import write_each
 from jobs.tables.parquet_files import StagedParquet
 from jobs.tables.spec import TableSpec
-from jobs.tables.table_predicates import quote_identifier, sql_literal
+from jobs.tables.table_predicates import conform_exprs, lit_sql
 
 from . import metadata_files, tagged_rows
 from .decode_tasks import UNIT_DDL, map_partition
@@ -89,35 +88,11 @@ def _unit_rows(tasks: List[List[WorkUnit]], multi_root: bool) -> List[List[tuple
 
 def _conform(df: DataFrame, spec: TableSpec, capture_id: str, run_id: str,
              constants: Optional[Dict[str, object]] = None) -> DataFrame:
-    """Every column of ``spec`` in spec order and type; run columns and ``constants`` as literals. One
-    ``selectExpr`` of SQL text: a Column per field cast to a DataType cost six JVM calls each (the name, the
-    type's parse, the session's look-up, the cast, the alias)."""
+    """Every column of ``spec`` in spec order and type; run columns and ``constants`` as literals, all in one
+    ``selectExpr`` of SQL text (a Column per field cast to a DataType cost six JVM calls each)."""
     values = {"capture_id": capture_id, "run_id": run_id, **(constants or {})}
-    literals = {name: _literal_sql(value) for name, value in values.items()}
-    present = set(df.columns)
-    if any(text is None for text in literals.values()):  # a constant SQL text cannot carry
-        return _conform_columns(df, spec, values)
-    return df.selectExpr(*(
-        f"CAST({literals.get(f.name) or (quote_identifier(f.name) if f.name in present else 'NULL')} "
-        f"AS {f.dataType.simpleString()}) AS {quote_identifier(f.name)}" for f in spec.spark_schema().fields))
-
-
-def _conform_columns(df: DataFrame, spec: TableSpec, values: Dict[str, object]) -> DataFrame:
-    """:func:`_conform` with a Column per field (any constant ``F.lit`` takes)."""
-    spark_types = {f.name: f.dataType for f in spec.spark_schema().fields}
-    present = set(df.columns)
-    return df.select(*[(F.lit(values[name]) if name in values else F.col(name) if name in present
-                        else F.lit(None)).cast(spark_types[name]).alias(name) for name in spec.column_names])
-
-
-def _literal_sql(value: object) -> Optional[str]:
-    """SQL for a run constant, typed as ``F.lit`` types it; None where SQL text cannot say it."""
-    if isinstance(value, datetime):  # as F.lit: a TIMESTAMP at the instant PySpark would send
-        return f"timestamp_micros({TimestampType().toInternal(value)})"
-    try:
-        return sql_literal(value)  # text, integer, boolean, NULL
-    except TypeError:
-        return None
+    return df.selectExpr(*conform_exprs(spec, set(df.columns),
+                                        {name: lit_sql(value) for name, value in values.items()}))
 
 
 def _sized(df: DataFrame, rows: int, rows_per_file: int) -> DataFrame:

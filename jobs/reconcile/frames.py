@@ -8,6 +8,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from jobs.local_frames import local_frame
 from jobs.spark_session import session_small_capture
 from jobs.tables.spec import TableSpec
+from jobs.tables.table_predicates import conform_exprs
 
 from . import sql_functions as F
 
@@ -35,10 +36,7 @@ def conform(df: DataFrame, spec: TableSpec) -> DataFrame:
     SQL text rather than a Column per field: a few JVM calls instead of a hundred per table. ``selectExpr``,
     not ``spark.sql(..., frame=df)``, which registers and drops a temporary view per call (a SQL execution of its
     own: 20 in a devsample reconcile, and about twice the time per call)."""
-    present = set(df.columns)
-    return df.selectExpr(*(
-        f"CAST({f'`{f.name}`' if f.name in present else 'NULL'} AS {f.dataType.simpleString()}) AS `{f.name}`"
-        for f in spec.spark_schema().fields))
+    return df.selectExpr(*conform_exprs(spec, set(df.columns)))
 
 
 def conform_all(spark: SparkSession, frames: Mapping[str, DataFrame], specs: Iterable[TableSpec]) -> dict:

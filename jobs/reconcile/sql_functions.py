@@ -14,17 +14,15 @@ never correctness. Use it as ``from jobs.reconcile import sql_functions as F``.
 """
 from __future__ import annotations
 
-import math
 import re
-from datetime import datetime
 from typing import Any, Callable, Optional
 
 from pyspark.sql import functions as _F
 from pyspark.sql.classic.column import Column as _ClassicColumn
 from pyspark.sql.column import Column
-from pyspark.sql.types import DataType, TimestampType
+from pyspark.sql.types import DataType
 
-from jobs.tables.table_predicates import sql_literal
+from jobs.tables.table_predicates import lit_sql, sql_literal
 
 _SIMPLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SQL_TYPE = re.compile(r"[A-Za-z0-9_<>,: ]+")  # a type name SQL's CAST reads as the DataFrame API would
@@ -44,20 +42,11 @@ def sql_text(value: str) -> str:
 
 
 def _literal(value: Any) -> str:
-    """SQL for a Python literal, typed as ``F.lit`` types it (bool, int/bigint, double, string, null)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int) and -(1 << 63) <= value < (1 << 63):
-        return f"({value})" if value < 0 else str(value)
-    if isinstance(value, float) and math.isfinite(value):
-        return f"({value!r}D)" if value < 0 else f"{value!r}D"
-    if isinstance(value, str):
-        return sql_text(value)
-    if isinstance(value, datetime):  # as F.lit: a TIMESTAMP at the instant PySpark would send
-        return f"timestamp_micros({TimestampType().toInternal(value)})"
-    raise _Fallback(type(value).__name__)
+    """SQL for a Python literal (``table_predicates.lit_sql``); PySpark's own ``lit`` for anything else."""
+    try:
+        return lit_sql(value)
+    except TypeError:
+        raise _Fallback(type(value).__name__) from None
 
 
 def _column_sql(value: Any) -> str:

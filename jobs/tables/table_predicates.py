@@ -7,7 +7,7 @@ escaping, never pasted raw: slice values come from inputs (capture ids, run ids)
 from __future__ import annotations
 
 import re
-from typing import Mapping, Optional, Sequence, Union
+from typing import Any, Collection, List, Mapping, Optional, Sequence, Union
 
 SliceValue = Optional[Union[str, int, bool]]
 """What a slice column may be compared with: text, integer, boolean or None (IS NULL)."""
@@ -41,6 +41,25 @@ def sql_literal(value: SliceValue) -> str:
     raise TypeError(f"slice value {value!r} has type {type(value).__name__}; expected str, int, bool or None")
 
 
+def lit_sql(value: Any) -> str:
+    """SQL text for a Python literal, typed as ``F.lit`` types it (bool, int/bigint, double, string, a timestamp,
+    null); TypeError for any other value."""
+    import math
+    from datetime import datetime
+
+    if value is None or isinstance(value, (bool, str)):
+        return sql_literal(value)
+    if isinstance(value, int) and -(1 << 63) <= value < (1 << 63):
+        return f"({value})" if value < 0 else str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return f"({value!r}D)" if value < 0 else f"{value!r}D"
+    if isinstance(value, datetime):  # as F.lit: a TIMESTAMP at the instant PySpark would send
+        from pyspark.sql.types import TimestampType
+
+        return f"timestamp_micros({TimestampType().toInternal(value)})"
+    raise TypeError(f"no SQL literal for a {type(value).__name__}")
+
+
 def slice_predicate(slice_values: Mapping[str, SliceValue], qualifier: str = "") -> str:
     """``col = 'v' AND other IS NULL`` for the rows of a slice (``qualifier.`` prefixes each column)."""
     if not slice_values:
@@ -67,3 +86,12 @@ def partition_value_text(value: SliceValue) -> Optional[str]:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def conform_exprs(spec: Any, present: Collection[str], literals: Optional[Mapping[str, str]] = None) -> List[str]:
+    """``selectExpr`` texts giving exactly ``spec``'s columns, in order and typed: a column ``present`` in the frame,
+    else its SQL text in ``literals``, else a typed NULL. One ``selectExpr`` of text is a few JVM calls, where a
+    Column per field is several each."""
+    literals = literals or {}
+    return [f"CAST({literals.get(f.name) or (quote_identifier(f.name) if f.name in present else 'NULL')} "
+            f"AS {f.dataType.simpleString()}) AS {quote_identifier(f.name)}" for f in spec.spark_schema().fields]

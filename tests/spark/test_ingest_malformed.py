@@ -175,14 +175,19 @@ def test_conform_as_sql_text_gives_what_columns_give(spark):
     per field gives (F.lit constants, casts to the spec's types), quotes and a capture time included."""
     from datetime import datetime, timezone
 
-    from jobs.ingest.stage import _conform, _conform_columns
+    from pyspark.sql import functions as F
+
+    from jobs.ingest.stage import _conform
     from jobs.tables import bronze
 
     spec = bronze.LOG_DIRS
     df = spark.createDataFrame([("a'b\\c", "7"), (None, None)], "cluster_id string, broker_id string")
     constants = {"capture_time": datetime(2026, 11, 28, 13, 52, 4, 123456, tzinfo=timezone.utc)}
     text = _conform(df, spec, "cap-'1'", "run\\1", constants)
-    columns = _conform_columns(df, spec, {"capture_id": "cap-'1'", "run_id": "run\\1", **constants})
+    values = {"capture_id": "cap-'1'", "run_id": "run\\1", **constants}
+    types = {f.name: f.dataType for f in spec.spark_schema().fields}
+    columns = df.select(*[(F.lit(values[n]) if n in values else F.col(n) if n in df.columns else F.lit(None))
+                          .cast(types[n]).alias(n) for n in spec.column_names])
     assert text.schema == columns.schema
     assert sorted(map(repr, text.collect())) == sorted(map(repr, columns.collect()))
     assert {(r.capture_id, r.cluster_id, r.broker_id) for r in text.collect()} == {
