@@ -19,7 +19,7 @@ EXECUTOR_MEMORY = "2560m"
 
 def run_cluster_nightly(fleet: dict, label: str, timeout: float, cache: str, resume: bool = False) -> dict:
     """One nightly run (no data quality) of ``fleet`` on :data:`CLUSTER_MASTER`; the measured run dict."""
-    from bench.run_all import STAGE_LINE, run_measured
+    from bench.measure import STAGE_LINE, run_measured
 
     work = os.path.join(cache, "runs", f"{label}-cluster")
     saved = os.path.join(work, "result.json")

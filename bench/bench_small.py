@@ -15,7 +15,7 @@ import subprocess
 import sys
 from typing import Dict, List
 
-from bench.run_all import CACHE, MASTER, ROOT, STAGE_LINE, run_measured
+from bench.measure import CACHE, MASTER, ROOT, STAGE_LINE, run_measured
 
 TARGET_RATIO = 3.0
 DEVSAMPLE = os.path.join(ROOT, "tests", "fixtures", "kafka-devsample")

@@ -23,11 +23,21 @@ import struct
 from functools import lru_cache
 from typing import Iterable, Iterator, List, Optional, Sequence
 
-from . import compression, message_codec, message_codegen, record_batch, wire
+from . import (
+    compression,
+    message_codec,
+    message_codegen_runtime,
+    message_writer,
+    record_batch,
+    record_encode,
+    record_parse,
+    wire,
+)
 from .errors import CorruptInput, DecodeError
 from .message_spec import MessageSpec, load_schema
 from .metadata_record import CONTROL_TYPES, MetadataRecord
-from .record_batch import Batch, BatchHeader, LegacyEntry, NewRecord, SegmentEnd
+from .record_batch import Batch, BatchHeader, LegacyEntry, SegmentEnd
+from .record_encode import NewRecord
 
 FRAME_VERSION = 1
 CONTROL_KEY = struct.Struct(">hh")  # version, type (ControlRecordType.CURRENT_CONTROL_RECORD_KEY_SIZE = 4)
@@ -81,7 +91,7 @@ def encode_metadata_frame(type_name: str, version: int, data: dict) -> bytes:
     wire.write_uvarint(out, FRAME_VERSION)
     wire.write_uvarint(out, spec.api_key)
     wire.write_uvarint(out, version)
-    out += message_codec.encode(spec, version, data)
+    out += message_writer.encode(spec, version, data)
     return bytes(out)
 
 
@@ -93,9 +103,9 @@ def encode_metadata_batch(records: Sequence[tuple], base_offset: int, leader_epo
     :param records: ``[(type_name, version, data), ...]``
     """
     values = [NewRecord(value=encode_metadata_frame(t, v, d)) for t, v, d in records]
-    return record_batch.encode_batch(values, base_offset, partition_leader_epoch=leader_epoch,
-                                     base_timestamp=append_time_ms, max_timestamp=append_time_ms,
-                                     compression_codec=compression_codec)
+    return record_encode.encode_batch(values, base_offset, partition_leader_epoch=leader_epoch,
+                                      base_timestamp=append_time_ms, max_timestamp=append_time_ms,
+                                      compression_codec=compression_codec)
 
 
 def control_key(type_name_or_id) -> bytes:
@@ -109,17 +119,17 @@ def encode_control_value(type_name: str, data: dict) -> bytes:
     if type_id in (0, 1):
         return END_TXN_MARKER.pack(data.get("version", 0), data.get("coordinatorEpoch", 0))
     spec = control_schema().by_name(CONTROL_SCHEMAS[type_id])
-    return message_codec.encode(spec, CONTROL_VALUE_VERSION, data)
+    return message_writer.encode(spec, CONTROL_VALUE_VERSION, data)
 
 
 def encode_control_batch(records: Sequence[tuple], base_offset: int, leader_epoch: int, append_time_ms: int,
                          producer_id: int = -1, producer_epoch: int = -1, is_transactional: bool = False) -> bytes:
     """A control batch of ``[(control_type_name, data), ...]`` (names as in ``CONTROL_TYPES``)."""
     values = [NewRecord(key=control_key(t), value=encode_control_value(t, d)) for t, d in records]
-    return record_batch.encode_batch(values, base_offset, partition_leader_epoch=leader_epoch,
-                                     base_timestamp=append_time_ms, max_timestamp=append_time_ms,
-                                     producer_id=producer_id, producer_epoch=producer_epoch,
-                                     is_transactional=is_transactional, is_control=True)
+    return record_encode.encode_batch(values, base_offset, partition_leader_epoch=leader_epoch,
+                                      base_timestamp=append_time_ms, max_timestamp=append_time_ms,
+                                      producer_id=producer_id, producer_epoch=producer_epoch,
+                                      is_transactional=is_transactional, is_control=True)
 
 
 def _voters(items) -> list:
@@ -355,7 +365,7 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False,
 
     Records in the shape raft's BatchBuilder writes (attributes 0, timestampDelta 0, null key, no headers;
     one- or two-byte varints) are framed and decoded in one loop, in place in the batch buffer; the first
-    record of any other shape hands the rest of the batch to ``record_batch.parse_records``, which also
+    record of any other shape hands the rest of the batch to ``record_parse.parse_records``, which also
     reports every framing error. cProfile on the 1M-record perf segment: the general path (a generator
     yielding a 7-tuple per record, then a bytes slice per value) was ~1.1 us of framing per record.
     """
@@ -372,7 +382,7 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False,
         pos = index = 0
         if not control:
             frames = _FAST_FRAMES or _fast_frames()
-            misses = message_codegen.MISSES
+            misses = message_codegen_runtime.MISSES
             try:
                 while index < count:
                     # varints are zig-zag: an even byte below 0x80 is a non-negative value of byte >> 1
@@ -430,7 +440,7 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False,
                     index += 1
             except IndexError:
                 pass  # a record cut short: parse_records below reports it from its first byte
-        for offset_delta, key, value, _attrs, _ts_delta, _headers, _size in record_batch.parse_records(
+        for offset_delta, key, value, _attrs, _ts_delta, _headers, _size in record_parse.parse_records(
                 buf, count - index, where_base, position, pos):
             yield _value_record(value, base + offset_delta, base, last, epoch, ts, control, key, position)
     except CorruptInput as exc:

@@ -26,7 +26,7 @@ _C_PAYLOAD_JSON = (_c_make_encoder(None, _PAYLOAD_JSON.default, _encode_basestri
                                    True) if _c_make_encoder is not None else None)
 
 
-# What a generated writer raises for a dict of another shape (message_codegen.JSON_MISSES; its
+# What a generated writer raises for a dict of another shape (message_codegen_runtime.JSON_MISSES; its
 # JsonShapeMismatch is a ValueError). Not imported from there: this module stays free of the codec.
 _WRITER_MISSES = (ValueError, KeyError, TypeError, AttributeError)
 

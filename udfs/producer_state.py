@@ -24,7 +24,7 @@ from typing import Iterator, Optional, Sequence
 
 import crc32c as _crc32c
 
-from . import message_codec
+from . import message_codec, message_writer
 from .errors import CorruptInput, DecodeError
 from .message_spec import load_schema
 
@@ -124,7 +124,7 @@ def encode_producer_snapshot(entries: Sequence[ProducerEntry]) -> bytes:
     """Write a snapshot as ProducerStateManager.writeSnapshot does (entries in the given order)."""
     body = {"crc": 0, "producerEntries": [e.as_dict() for e in entries]}
     out = bytearray(_VERSION.pack(SNAPSHOT_VERSION))
-    out += message_codec.encode(_spec(), SNAPSHOT_VERSION, body)
+    out += message_writer.encode(_spec(), SNAPSHOT_VERSION, body)
     _CRC.pack_into(out, CRC_OFFSET, _crc32c.crc32c(bytes(out[PRODUCER_ENTRIES_OFFSET:])))
     return bytes(out)
 

@@ -1,4 +1,5 @@
-"""Kafka log segments: record batches (magic 2), their records, and detection of legacy message sets.
+"""Kafka log segments: framing of record batches (magic 2), their records, and detection of legacy message
+sets. The record loop itself is :mod:`udfs.record_parse`; writing batches is :mod:`udfs.record_encode`.
 
 Wire layout of a batch (clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java,
 apache/kafka@1eb7644; all integers big-endian)::
@@ -34,14 +35,14 @@ from __future__ import annotations
 import errno
 import os
 import struct
-from dataclasses import dataclass, field
-from typing import BinaryIO, Iterable, Iterator, Optional, Union
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator, Optional, Union
 
 import crc32c as _crc32c
 
 from . import compression
 from .errors import CorruptInput, DecodeError
-from .wire import read_varint, read_varlong
+from .record_parse import parse_records
 
 # ---- layout -------------------------------------------------------------------------------------------------
 
@@ -558,143 +559,6 @@ def record_tuples(batch: Batch, max_decompressed_bytes: int = compression.DEFAUL
     return parse_records(buf, batch.header.records_count, where_base, batch.header.position)
 
 
-def _pos_in_file(where_base, pos, fallback):
-    return fallback if where_base is None else where_base + pos
-
-
-def _slow_varint(buf, pos, end, what, read=read_varint):
-    """Checked zig-zag varint that must end by ``end``; used when the inline cases do not apply."""
-    start = pos
-    value, pos = read(buf, pos)
-    if pos > end:
-        raise CorruptInput("length_out_of_buffer", f"{what} runs past the end of its record", start)
-    return value, pos
-
-
-def parse_records(buf, count: int, where_base, batch_position: int, start: int = 0) -> Iterator[tuple]:
-    """Parse ``count`` records (DefaultRecord.readFrom) from ``buf[start:]`` to its end; yields ``(offset_delta,
-    key, value, attributes, timestamp_delta, headers, size)`` and raises CorruptInput on every malformed case,
-    including bytes left after the last record. ``start`` lets a specialised loop hand over mid-batch.
-
-    Varints are decoded inline when they fit in one byte (almost every attributes/delta/length field), and
-    the record length and offset delta also when they fit in two (records of 64-8191 bytes, batches of up to
-    8192 records): cProfile on the 1M-record perf segment put wire.read_varint calls at ~15% of
-    full-decode time before this.
-    """
-    end = len(buf)
-    pos = start
-    for _ in range(count):
-        start = pos
-        try:
-            b = buf[pos] if pos < end else _past_end(pos)
-            if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif pos + 1 < end and buf[pos + 1] < 0x80:
-                raw = (b & 0x7F) | (buf[pos + 1] << 7)
-                length = (raw >> 1) ^ -(raw & 1)
-                pos += 2
-            else:
-                length, pos = _slow_varint(buf, pos, end, "record length")
-            if length < 0:
-                raise CorruptInput("negative_length", f"Invalid record size {length}", start)
-            if end - pos < length:
-                raise CorruptInput("length_out_of_buffer", f"Invalid record size: expected {length} bytes in "
-                                   f"record payload, but instead the buffer has only {end - pos} remaining bytes.",
-                                   start)
-            body_start = pos
-            rec_end = pos + length
-            attributes = buf[pos] if pos < rec_end else _past_record(pos)
-            pos += 1
-            b = buf[pos] if pos < rec_end else _past_record(pos)
-            if b < 0x80:
-                ts_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                ts_delta, pos = _slow_varint(buf, pos, rec_end, "timestamp delta", read_varlong)
-            b = buf[pos] if pos < rec_end else _past_record(pos)
-            if b < 0x80:
-                offset_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif pos + 1 < rec_end and buf[pos + 1] < 0x80:
-                raw = (b & 0x7F) | (buf[pos + 1] << 7)
-                offset_delta = (raw >> 1) ^ -(raw & 1)
-                pos += 2
-            else:
-                offset_delta, pos = _slow_varint(buf, pos, rec_end, "offset delta")
-            if pos < rec_end and buf[pos] == 1:  # null key (zig-zag -1): every metadata record
-                key = None
-                pos += 1
-            else:
-                key, pos = _blob(buf, pos, rec_end, "key")
-            value, pos = _blob(buf, pos, rec_end, "value")
-            b = buf[pos] if pos < rec_end else _past_record(pos)
-            if b < 0x80:
-                header_count = (b >> 1) ^ -(b & 1)
-                pos += 1
-            else:
-                header_count, pos = _slow_varint(buf, pos, rec_end, "header count")
-            headers = ()
-            if header_count:
-                headers, pos = _headers(buf, pos, rec_end, header_count)
-            if pos != rec_end:
-                raise CorruptInput("garbage_after_frame", f"Invalid record size: expected to read {length} bytes "
-                                   f"in record payload, but instead read {pos - body_start}", start)
-        except CorruptInput as exc:
-            raise CorruptInput(exc.error.kind, exc.error.message,
-                               _pos_in_file(where_base, start, batch_position)) from None
-        yield offset_delta, key, value, attributes, ts_delta, headers, pos - start
-    if pos != end:
-        raise CorruptInput("record_count_mismatch", "Incorrect declared batch size, records still remaining in file",
-                           _pos_in_file(where_base, pos, batch_position))
-
-
-def _past_end(pos):
-    raise CorruptInput("length_out_of_buffer", "the batch has fewer records than its recordsCount", pos)
-
-
-def _past_record(pos):
-    raise CorruptInput("length_out_of_buffer", "record ends before all its fields were read", pos)
-
-
-def _blob(buf, pos, rec_end, what):
-    """varint length (-1 = null) + bytes, bounded by the record end."""
-    b = buf[pos] if pos < rec_end else _past_record(pos)
-    if b < 0x80:
-        length = (b >> 1) ^ -(b & 1)
-        pos += 1
-    elif pos + 1 < rec_end and buf[pos + 1] < 0x80:
-        raw = (b & 0x7F) | (buf[pos + 1] << 7)
-        length = (raw >> 1) ^ -(raw & 1)
-        pos += 2
-    else:
-        length, pos = _slow_varint(buf, pos, rec_end, what)
-    if length < 0:
-        return None, pos
-    if pos + length > rec_end:
-        raise CorruptInput("length_out_of_buffer", f"{what} of {length} bytes runs past the record", pos)
-    return buf[pos:pos + length], pos + length
-
-
-def _headers(buf, pos, rec_end, count):
-    if count < 0:
-        raise CorruptInput("negative_length", f"Found invalid number of record headers {count}", pos)
-    headers = []
-    for _ in range(count):
-        key_pos = pos
-        key_len, pos = _slow_varint(buf, pos, rec_end, "header key length")
-        if key_len < 0:
-            raise CorruptInput("negative_length", f"Invalid negative header key size {key_len}", key_pos)
-        if pos + key_len > rec_end:
-            raise CorruptInput("length_out_of_buffer", "header key runs past the record", pos)
-        try:
-            key = str(buf[pos:pos + key_len], "utf-8")
-        except UnicodeDecodeError:
-            raise CorruptInput("invalid_utf8", "header key is not valid UTF-8", pos) from None
-        value, pos = _blob(buf, pos + key_len, rec_end, "header value")
-        headers.append((key, value))
-    return tuple(headers), pos
-
 
 def iter_records(batch: Batch, max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES
                  ) -> Iterator[Union[Record, DecodeError]]:
@@ -704,109 +568,3 @@ def iter_records(batch: Batch, max_decompressed_bytes: int = compression.DEFAULT
     except CorruptInput as exc:
         yield exc.error
 
-
-# ---- encoding -----------------------------------------------------------------------------------------------
-
-@dataclass
-class NewRecord:
-    """A record to encode. ``timestamp`` None means the batch base timestamp; ``offset_delta`` None means
-    its index in the batch."""
-
-    value: Optional[bytes] = None
-    key: Optional[bytes] = None
-    headers: tuple = field(default_factory=tuple)  # ((str key, bytes-or-None value), ...)
-    timestamp: Optional[int] = None
-    offset_delta: Optional[int] = None
-
-
-def encode_record(out: bytearray, offset_delta: int, timestamp_delta: int, key: Optional[bytes],
-                  value: Optional[bytes], headers: Iterable = ()) -> None:
-    """Append one DefaultRecord (length-prefixed) to ``out``."""
-    from .wire import write_varint, write_varlong
-
-    body = bytearray(b"\x00")  # attributes: unused, 0
-    write_varlong(body, timestamp_delta)
-    write_varint(body, offset_delta)
-    for blob in (key, value):
-        if blob is None:
-            write_varint(body, -1)
-        else:
-            write_varint(body, len(blob))
-            body += blob
-    headers = tuple(headers)
-    write_varint(body, len(headers))
-    for hkey, hvalue in headers:
-        raw_key = hkey.encode("utf-8") if isinstance(hkey, str) else bytes(hkey)
-        write_varint(body, len(raw_key))
-        body += raw_key
-        if hvalue is None:
-            write_varint(body, -1)
-        else:
-            write_varint(body, len(hvalue))
-            body += hvalue
-    write_varint(out, len(body))
-    out += body
-
-
-def _as_new_record(item) -> NewRecord:
-    if isinstance(item, NewRecord):
-        return item
-    if isinstance(item, dict):
-        return NewRecord(**item)
-    if isinstance(item, (bytes, bytearray)) or item is None:
-        return NewRecord(value=None if item is None else bytes(item))
-    raise ValueError(f"a record is a NewRecord, a dict of its fields or value bytes, got {type(item).__name__}")
-
-
-def encode_batch(records: Iterable, base_offset: int = 0, *, partition_leader_epoch: int = 0,
-                 base_timestamp: Optional[int] = None, max_timestamp: Optional[int] = None,
-                 log_append_time: bool = False, producer_id: int = NO_PRODUCER_ID,
-                 producer_epoch: int = NO_PRODUCER_EPOCH, base_sequence: int = NO_SEQUENCE,
-                 is_transactional: bool = False, is_control: bool = False, compression_codec=compression.NONE,
-                 delete_horizon_ms: Optional[int] = None, last_offset_delta: Optional[int] = None) -> bytes:
-    """Encode one magic-2 batch, as MemoryRecordsBuilder / the raft BatchBuilder write it.
-
-    Timestamps: ``base_timestamp`` defaults to the first record's timestamp, ``max_timestamp`` to the largest
-    (for log-append time, both to ``max_timestamp``). Record timestamps are stored as deltas from the base.
-
-    Example::
-
-        encode_batch([NewRecord(value=b"v", key=b"k", timestamp=1700000000000)], base_offset=42,
-                     producer_id=1000, producer_epoch=0, base_sequence=0, compression_codec="gzip")
-    """
-    items = [_as_new_record(r) for r in records]
-    timestamps = [r.timestamp for r in items if r.timestamp is not None]
-    if base_timestamp is None:
-        base_timestamp = items[0].timestamp if items and items[0].timestamp is not None else (
-            min(timestamps) if timestamps else NO_TIMESTAMP)
-    if max_timestamp is None:
-        max_timestamp = max(timestamps) if timestamps else base_timestamp
-    codec = compression.codec_id(compression_codec)
-    body = bytearray()
-    deltas = []
-    for index, rec in enumerate(items):
-        delta = index if rec.offset_delta is None else rec.offset_delta
-        deltas.append(delta)
-        ts = base_timestamp if rec.timestamp is None or log_append_time else rec.timestamp
-        encode_record(body, delta, ts - base_timestamp, rec.key, rec.value, rec.headers)
-    if last_offset_delta is None:
-        last_offset_delta = deltas[-1] if deltas else 0
-    records_section = compression.compress(codec, bytes(body))
-    attributes = codec
-    if log_append_time:
-        attributes |= TIMESTAMP_TYPE_MASK
-    if is_transactional:
-        attributes |= TRANSACTIONAL_FLAG_MASK
-    if is_control:
-        attributes |= CONTROL_FLAG_MASK
-    first_timestamp = base_timestamp
-    if delete_horizon_ms is not None:
-        attributes |= DELETE_HORIZON_FLAG_MASK
-        first_timestamp = delete_horizon_ms
-    total = RECORD_BATCH_OVERHEAD + len(records_section)
-    header = bytearray(HEADER.pack(base_offset, total - LOG_OVERHEAD, partition_leader_epoch, 2, 0, attributes,
-                                   last_offset_delta, first_timestamp, max_timestamp, producer_id, producer_epoch,
-                                   base_sequence, len(items)))
-    out = header + records_section
-    struct.pack_into(">I", out, CRC_OFFSET, crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
-    return bytes(out)

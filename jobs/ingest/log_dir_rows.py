@@ -19,7 +19,7 @@ from collector import (
     KIND_DIR,
     KIND_FILE,
 )
-from udfs import leader_epochs, log_dir_names, metadata_log, properties_files, record_batch
+from udfs import json_state_files, leader_epochs, log_dir_names, metadata_log, properties_files, record_batch
 from udfs.errors import DecodeError
 from udfs.partition_metadata import read_partition_metadata
 from udfs.producer_state import decode_producer_snapshot
@@ -358,7 +358,7 @@ class LogDirDecoder:
             elif pf.kind == "quorum_state" and pf.state is None:
                 data = self._content(entry, outcome)
                 if data is not None:
-                    result = properties_files.parse_quorum_state(bytes(data), self._kafka_path(entry["path"]))
+                    result = json_state_files.parse_quorum_state(bytes(data), self._kafka_path(entry["path"]))
                     if result.error is not None:
                         outcome.fail(result.error)
         self._file_row(entry, kind, outcome)

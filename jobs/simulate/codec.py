@@ -9,13 +9,14 @@ import datetime as _dt
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from udfs import (
+    json_state_files,
     log_dir_names,
     log_index,
     metadata_log,
     partition_metadata,
     producer_state,
     properties_files,
-    record_batch,
+    record_encode,
 )
 from udfs.kafka_uuid import to_string as uuid_str
 
@@ -99,11 +100,11 @@ def data_batch(values: Sequence[Tuple[Optional[bytes], bytes, int]], base_offset
                producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
                transactional: bool = False, compression: str = "none") -> bytes:
     """A produced batch; ``values`` are (key, value, timestamp ms)."""
-    records = [record_batch.NewRecord(value=v, key=k, timestamp=ts) for k, v, ts in values]
-    return record_batch.encode_batch(records, base_offset, partition_leader_epoch=leader_epoch,
-                                     producer_id=producer_id, producer_epoch=producer_epoch,
-                                     base_sequence=base_sequence, is_transactional=transactional,
-                                     compression_codec=compression)
+    records = [record_encode.NewRecord(value=v, key=k, timestamp=ts) for k, v, ts in values]
+    return record_encode.encode_batch(records, base_offset, partition_leader_epoch=leader_epoch,
+                                      producer_id=producer_id, producer_epoch=producer_epoch,
+                                      base_sequence=base_sequence, is_transactional=transactional,
+                                      compression_codec=compression)
 
 
 def txn_marker_batch(base_offset: int, leader_epoch: int, ts: int, producer_id: int, producer_epoch: int,
@@ -147,9 +148,9 @@ def leader_epoch_checkpoint(entries: Iterable[Tuple[int, int]]) -> bytes:
 
 
 def quorum_state(leader_id: int, leader_epoch: int, voters: Sequence[int]) -> bytes:
-    return properties_files.write_quorum_state(0, leader_id=leader_id, leader_epoch=leader_epoch,
+    return json_state_files.write_quorum_state(0, leader_id=leader_id, leader_epoch=leader_epoch,
                                                current_voters=list(voters))
 
 
 def clean_shutdown(broker_epoch: int) -> bytes:
-    return properties_files.write_clean_shutdown(broker_epoch)
+    return json_state_files.write_clean_shutdown(broker_epoch)

@@ -9,7 +9,8 @@ from . import codec
 from .clock import HOUR, MINUTE
 from .fleet import LogDir, Replica
 from .image import uid
-from .scenarios import _future_move, everyday_topics, scenario
+from .scenarios import everyday_topics, scenario
+from .scenarios_log_dirs import _future_move
 from .simulation import Layout, Simulation, days, hours
 
 # dedicated controllers' node ids: far above any broker id the scale flags create

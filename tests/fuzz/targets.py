@@ -19,11 +19,13 @@ from udfs import (
     compression,
     dump_log_text,
     java_text,
+    json_state_files,
     kafka_uuid,
     log_dir_names,
     log_dirs_describe,
     log_index,
     message_codec,
+    message_writer,
     metadata_log,
     pack_reader,
     partition_metadata,
@@ -125,7 +127,7 @@ def _message_codec(data: bytes) -> None:
     low, high = spec.valid_versions.lowest, spec.valid_versions.highest
     version = low + data[1] % (high - low + 1)
     value, _ = message_codec.decode(spec, version, data, 2)
-    message_codec.encode(spec, version, value)  # whatever decodes must encode again
+    message_writer.encode(spec, version, value)  # whatever decodes must encode again
 
 
 def _wire(data: bytes) -> None:
@@ -373,10 +375,10 @@ TARGETS: Tuple[Target, ...] = (
            lambda: _files("*/*/meta.properties") + _corpus("meta_properties")),
     Target("load_properties", properties_files.load_properties, lambda: _files("*/*/meta.properties")),
     Target("collector_properties", lambda d: collector.parse_properties(_text(d)), lambda: _files("*/*/meta.properties")),
-    Target("quorum_state", properties_files.parse_quorum_state,
+    Target("quorum_state", json_state_files.parse_quorum_state,
            lambda: _files("*/*/__cluster_metadata-0/quorum-state") + _corpus("quorum_state")),
-    Target("clean_shutdown", properties_files.parse_clean_shutdown,
-           lambda: [properties_files.write_clean_shutdown(42), b'{"version":0,"brokerEpoch":"7"}']),
+    Target("clean_shutdown", json_state_files.parse_clean_shutdown,
+           lambda: [json_state_files.write_clean_shutdown(42), b'{"version":0,"brokerEpoch":"7"}']),
     Target("offset_checkpoint", properties_files.parse_offset_checkpoint,
            lambda: _files("*/*/*-offset-checkpoint") + _corpus("offset_checkpoint")),
     Target("leader_epoch_checkpoint", properties_files.parse_leader_epoch_checkpoint,

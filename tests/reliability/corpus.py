@@ -34,7 +34,8 @@ import lz4.frame
 import zstandard
 
 from collector import write_pack
-from udfs import compression, record_batch, wire
+from udfs import compression, record_batch, record_encode, wire
+from udfs.json_state_files import write_quorum_state
 from udfs.metadata_log import encode_metadata_batch, encode_metadata_frame
 from udfs.partition_metadata import encode_partition_metadata
 from udfs.producer_state import ProducerEntry, encode_producer_snapshot
@@ -42,7 +43,6 @@ from udfs.properties_files import (
     write_leader_epoch_checkpoint,
     write_meta_properties,
     write_offset_checkpoint,
-    write_quorum_state,
 )
 from udfs.record_batch import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD
 
@@ -141,7 +141,7 @@ def good_suffix(base_offset: int = 10) -> bytes:
 
 def record_bytes(value: Optional[bytes], key: Optional[bytes] = None, headers=(), offset_delta: int = 0) -> bytes:
     out = bytearray()
-    record_batch.encode_record(out, offset_delta, 0, key, value, headers)
+    record_encode.encode_record(out, offset_delta, 0, key, value, headers)
     return bytes(out)
 
 
@@ -438,9 +438,9 @@ def unknown_control_type() -> Built:
 # ---------------------------------------------------------------------------------------------- data segments
 
 def data_batch(base_offset: int = 0, producer_id: int = 4000) -> bytes:
-    values = [record_batch.NewRecord(value=b"v%d" % i, key=b"k", timestamp=APPEND_MS + i) for i in range(3)]
-    return record_batch.encode_batch(values, base_offset, producer_id=producer_id, producer_epoch=0,
-                                     base_sequence=0)
+    values = [record_encode.NewRecord(value=b"v%d" % i, key=b"k", timestamp=APPEND_MS + i) for i in range(3)]
+    return record_encode.encode_batch(values, base_offset, producer_id=producer_id, producer_epoch=0,
+                                      base_sequence=0)
 
 
 def sparse_segment() -> Built:

@@ -11,6 +11,7 @@ from typing import Callable, Dict, List
 
 from udfs import dump_log_text, leader_epochs, log_dirs_describe, metadata_log, record_batch, zookeeper
 from udfs.errors import DecodeError
+from udfs.json_state_files import parse_quorum_state
 from udfs.pack_reader import read_pack
 from udfs.partition_metadata import read_partition_metadata
 from udfs.producer_state import decode_producer_snapshot, iter_txn_index
@@ -18,7 +19,6 @@ from udfs.properties_files import (
     parse_leader_epoch_checkpoint,
     parse_meta_properties,
     parse_offset_checkpoint,
-    parse_quorum_state,
 )
 
 

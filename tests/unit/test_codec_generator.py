@@ -1,4 +1,4 @@
-"""Generated decoders and JSON writers (udfs.message_codegen) against the closure reference (message_codec):
+"""Generated decoders and JSON writers (udfs.message_codegen) against the closure reference (message_reader):
 same dicts (key order, value types, unknown tags), same JSON text, same errors; on Kafka's own files, on
 encoded random data, and on random and mutated bytes. Also the raft-shaped record loop of metadata_log against
 the general record parser, and the ``--show`` command."""
@@ -16,12 +16,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from udfs import message_codec as mc
-from udfs import message_codegen as cg
+from udfs import message_codegen_runtime as rt
+from udfs import message_reader as mr
+from udfs import message_values as mv
+from udfs import message_writer as mw
 from udfs import metadata_log as ml
 from udfs import record_batch as rb
 from udfs.errors import CorruptInput, DecodeError
 from udfs.message_spec import INTEGER_RANGES, load_schema, message_from_dict
 from udfs.metadata_record import payload_json_text
+from udfs.record_encode import NewRecord, encode_batch
+from udfs.record_parse import parse_records
 
 DEVSAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "kafka-devsample"
 METADATA_FILES = sorted(
@@ -81,7 +86,7 @@ def fast_outcome(spec, version, buf, pos=0):
     """The raw generated decoder: ``None`` when it leaves the input to the reference."""
     try:
         data, end, writer = mc.generated(spec, version).fast_decoder(buf, pos)
-    except cg.MISSES:
+    except rt.MISSES:
         return None
     if end > len(buf):
         return None
@@ -89,7 +94,7 @@ def fast_outcome(spec, version, buf, pos=0):
 
 
 def assert_same_as_reference(spec, version, body, expect_fast=False):
-    reference = outcome(mc.reference_decoder(spec, version), body)
+    reference = outcome(mr.reference_decoder(spec, version), body)
     assert outcome(mc.decoder(spec, version), body) == reference
     fast = fast_outcome(spec, version, body)
     if expect_fast:
@@ -110,7 +115,7 @@ def frames_of(path):
     """``(spec, version, body)`` of every metadata and control value in a metadata file."""
     for batch in rb.read_batches(path):
         buf, _ = rb.records_section(batch)
-        for _, key, value, *_ in rb.parse_records(buf, batch.header.records_count, None, 0):
+        for _, key, value, *_ in parse_records(buf, batch.header.records_count, None, 0):
             if batch.header.is_control:
                 type_id = struct.unpack(">hh", key)[1]
                 if type_id in ml.CONTROL_SCHEMAS:
@@ -143,7 +148,7 @@ def reference_records(source):
         h = item.header
         try:
             buf, where = rb.records_section(item)
-            for delta, key, value, *_ in rb.parse_records(buf, h.records_count, where, h.position):
+            for delta, key, value, *_ in parse_records(buf, h.records_count, where, h.position):
                 offset = h.base_offset + delta
                 if h.is_control:
                     t, api, v, data, error = ml.decode_control_record(key, value)
@@ -163,7 +168,7 @@ def reference_metadata_value(value):
         spec = META.by_api_key.get(value[1])
         if spec is not None and spec.valid_versions.contains(value[2]):
             try:
-                data, end = mc.reference_decoder(spec, value[2])(value, 3)
+                data, end = mr.reference_decoder(spec, value[2])(value, 3)
             except CorruptInput:
                 pass
             else:
@@ -205,35 +210,35 @@ TOPIC = frame("TOPIC_RECORD", 0, {"name": "t", "topicId": "MKXx1fIkQy2J9jXHhK8m1
 CHANGE = frame("PARTITION_CHANGE_RECORD", 1, {"partitionId": 1, "topicId": "MKXx1fIkQy2J9jXHhK8m1w", "isr": [1, 2],
                                               "leader": 2})
 ODD_RECORDS = {
-    "key": rb.NewRecord(value=TOPIC, key=b"k"),
-    "header": rb.NewRecord(value=TOPIC, headers=(("h", b"v"),)),
-    "timestamp_delta": rb.NewRecord(value=TOPIC, timestamp=1_700_000_000_123),
-    "offset_gap": rb.NewRecord(value=TOPIC, offset_delta=40),
-    "null_value": rb.NewRecord(value=None),
-    "unknown_api_key": rb.NewRecord(value=bytes([1, 0x7E, 0, 0])),
-    "garbage_after_body": rb.NewRecord(value=TOPIC + b"\x00"),
-    "short_value": rb.NewRecord(value=bytes([1, 2])),
-    "empty_value": rb.NewRecord(value=b""),
-    "unknown_tag": rb.NewRecord(value=TOPIC[:-1] + bytes([1, 9, 1, 0xAB])),
-    "long_value": rb.NewRecord(value=frame("TOPIC_RECORD", 0, {"name": "x" * 300,
-                                                               "topicId": "MKXx1fIkQy2J9jXHhK8m1w"})),
+    "key": NewRecord(value=TOPIC, key=b"k"),
+    "header": NewRecord(value=TOPIC, headers=(("h", b"v"),)),
+    "timestamp_delta": NewRecord(value=TOPIC, timestamp=1_700_000_000_123),
+    "offset_gap": NewRecord(value=TOPIC, offset_delta=40),
+    "null_value": NewRecord(value=None),
+    "unknown_api_key": NewRecord(value=bytes([1, 0x7E, 0, 0])),
+    "garbage_after_body": NewRecord(value=TOPIC + b"\x00"),
+    "short_value": NewRecord(value=bytes([1, 2])),
+    "empty_value": NewRecord(value=b""),
+    "unknown_tag": NewRecord(value=TOPIC[:-1] + bytes([1, 9, 1, 0xAB])),
+    "long_value": NewRecord(value=frame("TOPIC_RECORD", 0, {"name": "x" * 300,
+                                                            "topicId": "MKXx1fIkQy2J9jXHhK8m1w"})),
 }
 
 
 @pytest.mark.parametrize("odd", sorted(ODD_RECORDS))
 @pytest.mark.parametrize("codec", ["none", "gzip"])
 def test_records_of_other_shapes_hand_over_to_the_general_parser(odd, codec):
-    records = [rb.NewRecord(value=CHANGE, timestamp=1_700_000_000_000)] * 3 + [ODD_RECORDS[odd]] + \
-              [rb.NewRecord(value=CHANGE, timestamp=1_700_000_000_000)] * 2
-    batch = rb.encode_batch(records, 100, partition_leader_epoch=3, compression_codec=codec)
+    records = [NewRecord(value=CHANGE, timestamp=1_700_000_000_000)] * 3 + [ODD_RECORDS[odd]] + \
+              [NewRecord(value=CHANGE, timestamp=1_700_000_000_000)] * 2
+    batch = encode_batch(records, 100, partition_leader_epoch=3, compression_codec=codec)
     got = decoded_records(batch)
     assert got == reference_records(batch)
     assert len(got) == 6 and all(r[0] != "batch error" for r in got)
 
 
 def test_many_records_use_two_byte_varints():
-    values = [rb.NewRecord(value=CHANGE)] * 300 + [rb.NewRecord(value=ODD_RECORDS["long_value"].value)]
-    batch = rb.encode_batch(values, 7, base_timestamp=5, max_timestamp=5)
+    values = [NewRecord(value=CHANGE)] * 300 + [NewRecord(value=ODD_RECORDS["long_value"].value)]
+    batch = encode_batch(values, 7, base_timestamp=5, max_timestamp=5)
     got = list(ml.iter_metadata_records(batch))
     assert decoded_records(batch) == reference_records(batch)
     assert [r.offset for r in got] == list(range(7, 308))
@@ -242,7 +247,7 @@ def test_many_records_use_two_byte_varints():
 
 @pytest.mark.parametrize("cut", [62, 64, 70, 90, 120])
 def test_cut_or_corrupt_record_sections_report_the_same_errors(cut):
-    batch = bytearray(rb.encode_batch([rb.NewRecord(value=CHANGE)] * 3, 0, base_timestamp=1, max_timestamp=1))
+    batch = bytearray(encode_batch([NewRecord(value=CHANGE)] * 3, 0, base_timestamp=1, max_timestamp=1))
     # rewrite the batch length so the cut batch frames, then the record section ends early
     body = batch[:cut]
     struct.pack_into(">i", body, 8, len(body) - 12)
@@ -261,7 +266,7 @@ def reference_records_trusting_crc(source):
         h = item.header
         try:
             buf, where = rb.records_section(item)
-            for delta, _key, value, *_ in rb.parse_records(buf, h.records_count, where, h.position):
+            for delta, _key, value, *_ in parse_records(buf, h.records_count, where, h.position):
                 offset = h.base_offset + delta
                 t, api, v, data, error = reference_metadata_value(value)
                 if error is not None:
@@ -281,7 +286,7 @@ def primitive(type_name):
     return {
         "bool": st.booleans(),
         "float64": st.floats(),
-        "uuid": st.binary(min_size=16, max_size=16).map(mc.uuid_text),
+        "uuid": st.binary(min_size=16, max_size=16).map(mv.uuid_text),
         # mostly short; sometimes over 126 bytes, where the length takes two uvarint bytes
         "string": st.one_of(st.text(max_size=8), st.text(min_size=64, max_size=80).map(lambda s: s * 2)),
         "bytes": st.binary(max_size=140).map(lambda b: base64.b64encode(b).decode()),
@@ -313,7 +318,7 @@ def struct_of(fields, version):
 def test_round_trips_equal_the_reference(spec, version, data):
     value = data.draw(struct_of(spec.fields, version))
     try:
-        body = mc.encode(spec, version, value)
+        body = mw.encode(spec, version, value)
     except ValueError:
         return  # a value the field cannot hold (null where not allowed): nothing to decode
     # under 128 bytes every tag size is one byte: the generated code must not hand over
@@ -326,11 +331,11 @@ def test_round_trips_equal_the_reference(spec, version, data):
 
 def test_unknown_tags_are_left_to_the_reference():
     spec = META.by_name("TopicRecord")
-    body = mc.encode(spec, 0, {"name": "foo", "topicId": "MKXx1fIkQy2J9jXHhK8m1w"})[:-1] + bytes([1, 3, 1, 0xAB])
+    body = mw.encode(spec, 0, {"name": "foo", "topicId": "MKXx1fIkQy2J9jXHhK8m1w"})[:-1] + bytes([1, 3, 1, 0xAB])
     assert fast_outcome(spec, 0, body) is None
     data, end = mc.decode(spec, 0, body)
-    assert isinstance(data, mc.MessageData) and data.unknown_tagged_fields == [(3, b"\xab")]
-    assert mc.encode(spec, 0, data) == body
+    assert isinstance(data, mv.MessageData) and data.unknown_tagged_fields == [(3, b"\xab")]
+    assert mw.encode(spec, 0, data) == body
 
 
 @pytest.mark.parametrize("spec,version", SPEC_VERSIONS, ids=IDS)
@@ -339,7 +344,7 @@ def test_unknown_tags_are_left_to_the_reference():
 def test_random_and_mutated_bytes_give_the_reference_result_or_error(spec, version, data):
     value = data.draw(struct_of(spec.fields, version))
     try:
-        body = bytearray(mc.encode(spec, version, value))
+        body = bytearray(mw.encode(spec, version, value))
     except ValueError:
         body = bytearray()
     for pos, byte in data.draw(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 255)), max_size=4)):
@@ -356,15 +361,15 @@ def test_long_strings_and_arrays_stay_on_the_generated_path_via_field_readers():
     data = {"partitionId": 1, "topicId": "MKXx1fIkQy2J9jXHhK8m1w", "replicas": list(range(200)), "isr": [1],
             "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0, "partitionEpoch": 0,
             "directories": ["AAAAAAAAAAAAAAAAAAAAAA"] * 130}
-    assert assert_same_as_reference(spec, 1, mc.encode(spec, 1, data), expect_fast=True)[1] == canonical(data)
+    assert assert_same_as_reference(spec, 1, mw.encode(spec, 1, data), expect_fast=True)[1] == canonical(data)
     topic = META.by_name("TopicRecord")
-    body = mc.encode(topic, 0, {"name": "é" * 100, "topicId": "MKXx1fIkQy2J9jXHhK8m1w"})
+    body = mw.encode(topic, 0, {"name": "é" * 100, "topicId": "MKXx1fIkQy2J9jXHhK8m1w"})
     assert assert_same_as_reference(topic, 0, body, expect_fast=True)[0] == "ok"
 
 
 def test_tags_in_a_version_where_they_are_not_valid_get_the_reference_error():
     spec = META.by_name("PartitionChangeRecord")
-    v0 = mc.encode(spec, 0, {"partitionId": 0, "topicId": "MKXx1fIkQy2J9jXHhK8m1w"})
+    v0 = mw.encode(spec, 0, {"partitionId": 0, "topicId": "MKXx1fIkQy2J9jXHhK8m1w"})
     bad = v0[:-1] + bytes([1, 8, 2, 1, 0])  # Directories (v1+) at v0
     assert fast_outcome(spec, 0, bad) is None
     assert outcome(mc.decoder(spec, 0), bad)[1].kind == "invalid_tag"
@@ -381,12 +386,12 @@ def test_every_tag_combination_gets_a_writer_equal_to_json_dumps():
     tagged = [k for k in full if k not in ("partitionId", "topicId")]
     for mask in range(1 << len(tagged)):
         data = {k: v for k, v in full.items() if k not in tagged or mask >> tagged.index(k) & 1}
-        body = mc.encode(spec, 2, data)
+        body = mw.encode(spec, 2, data)
         result = fast_outcome(spec, 2, body)
         assert result is not None
         _, decoded, writer = result
         assert writer(decoded) == payload_json_text(decoded) == mc.json_writer(spec, 2)(decoded)
-        assert canonical(decoded) == outcome(mc.reference_decoder(spec, 2), body)[1]
+        assert canonical(decoded) == outcome(mr.reference_decoder(spec, 2), body)[1]
 
 
 def test_writers_refuse_dicts_of_another_shape():
@@ -396,10 +401,10 @@ def test_writers_refuse_dicts_of_another_shape():
     assert write(ok) == payload_json_text(ok)
     for other in ({"isr": [1], "partitionId": 1, "topicId": "MKXx1fIkQy2J9jXHhK8m1w"},  # order
                   dict(ok, surprise=1), {"partitionId": 1}, {1: 2}, {"partitionId\"": 1}):
-        with pytest.raises(cg.JSON_MISSES):
+        with pytest.raises(rt.JSON_MISSES):
             write(other)
     topic = mc.json_writer(META.by_name("TopicRecord"), 0)
-    with pytest.raises(cg.JSON_MISSES):
+    with pytest.raises(rt.JSON_MISSES):
         topic({"name": "x", "topicId": "MKXx1fIkQy2J9jXHhK8m1w", "more": 1})
     assert topic({"name": "quote\" and \u00e9\n", "topicId": "MKXx1fIkQy2J9jXHhK8m1w"}) == payload_json_text(
         {"name": "quote\" and \u00e9\n", "topicId": "MKXx1fIkQy2J9jXHhK8m1w"})
@@ -423,7 +428,7 @@ def test_payload_json_follows_changes_to_data_and_survives_pickle():
 
 def test_json_float_matches_json_dumps():
     for value in (0.0, -0.0, 1e300, 1.5, float("nan"), float("inf"), float("-inf"), 1048576.0, 1e-7):
-        assert cg.json_float(value) == json.dumps(value)
+        assert rt.json_float(value) == json.dumps(value)
 
 
 # ---- source ---------------------------------------------------------------------------------------------------
@@ -450,7 +455,7 @@ def test_every_schema_version_generates_and_is_cached(spec, version):
 
 def test_more_tagged_fields_than_the_mask_table_and_tagged_struct_elements():
     data = {"items": [{"a": 5, "b": "x"}, {"b": "y"}], "t0": 1, "t3": 0, "t11": -4}
-    body = mc.encode(MANY_TAGS, 0, data)
+    body = mw.encode(MANY_TAGS, 0, data)
     result = fast_outcome(MANY_TAGS, 0, body)
     assert result is not None
     _, decoded, writer = result
@@ -465,6 +470,6 @@ def test_buffers_other_than_bytes(kind):
     data = {"partitionId": 1, "topicId": "MKXx1fIkQy2J9jXHhK8m1w", "replicas": [1], "isr": [1], "removingReplicas": [],
             "addingReplicas": [], "leader": 1, "leaderEpoch": 0, "partitionEpoch": 0,
             "directories": ["AAAAAAAAAAAAAAAAAAAAAQ"]}
-    body = b"\x00\x00" + mc.encode(spec, 1, data)
-    assert outcome(mc.decoder(spec, 1), kind(body), 2) == outcome(mc.reference_decoder(spec, 1), body, 2)
+    body = b"\x00\x00" + mw.encode(spec, 1, data)
+    assert outcome(mc.decoder(spec, 1), kind(body), 2) == outcome(mr.reference_decoder(spec, 1), body, 2)
     assert mc.decode(spec, 1, kind(body), 2)[0] == data

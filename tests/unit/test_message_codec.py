@@ -8,6 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from udfs import message_codec as mc
+from udfs import message_values as mv
+from udfs import message_writer as mw
 from udfs import wire
 from udfs.errors import CorruptInput
 from udfs.message_spec import INTEGER_RANGES, load_schema, message_from_dict
@@ -24,14 +26,14 @@ def test_topic_record_golden_bytes_from_the_reference():
     # kafka-formats.md §4.2: TopicRecord v0 {name="foo", topicId=MKXx1fIkQy2J9jXHhK8m1w}, after the 3-byte frame
     body = bytes.fromhex("04666f6f30a5f1d5f224432d89f635c784af26d700")
     spec = META.by_name("TopicRecord")
-    assert mc.encode(spec, 0, {"name": "foo", "topicId": TOPIC_ID}) == body
+    assert mw.encode(spec, 0, {"name": "foo", "topicId": TOPIC_ID}) == body
     assert mc.decode(spec, 0, body) == ({"name": "foo", "topicId": TOPIC_ID}, len(body))
 
 
 def test_uuid_accepts_raw_bytes_on_encode():
     spec = META.by_name("TopicRecord")
     raw = base64.urlsafe_b64decode(TOPIC_ID + "==")
-    assert mc.encode(spec, 0, {"name": "foo", "topicId": raw}) == mc.encode(spec, 0, {"name": "foo", "topicId": TOPIC_ID})
+    assert mw.encode(spec, 0, {"name": "foo", "topicId": raw}) == mw.encode(spec, 0, {"name": "foo", "topicId": TOPIC_ID})
 
 
 def tag_numbers(body: bytes, untagged_len: int) -> list:
@@ -49,7 +51,7 @@ def test_tags_are_written_in_ascending_order_and_json_keeps_spec_order():
     spec = META.by_name("PartitionChangeRecord")
     data = {"partitionId": 3, "topicId": TOPIC_ID, "directories": [TOPIC_ID], "eligibleLeaderReplicas": [2],
             "leader": 1}
-    body = mc.encode(spec, 2, data)
+    body = mw.encode(spec, 2, data)
     assert tag_numbers(body, 4 + 16) == [1, 6, 8]  # Directories is tag 8 although declared before tag 6
     decoded, _ = mc.decode(spec, 2, body)
     assert list(decoded) == ["partitionId", "topicId", "leader", "directories", "eligibleLeaderReplicas"]
@@ -57,7 +59,7 @@ def test_tags_are_written_in_ascending_order_and_json_keeps_spec_order():
 
 def test_default_tagged_fields_are_omitted_on_write_and_from_json():
     spec = META.by_name("PartitionChangeRecord")
-    body = mc.encode(spec, 0, {"partitionId": 0, "topicId": TOPIC_ID, "leader": -2, "isr": None,
+    body = mw.encode(spec, 0, {"partitionId": 0, "topicId": TOPIC_ID, "leader": -2, "isr": None,
                                "leaderRecoveryState": -1})
     assert body[-1] == 0  # zero tagged fields
     # A writer that puts a default value on the wire anyway: Kafka's JSON still omits it.
@@ -70,10 +72,10 @@ def test_interleaved_tagged_field_appears_at_its_spec_position():
     data = {"partitionId": 0, "topicId": TOPIC_ID, "replicas": [1], "isr": [1], "removingReplicas": [],
             "addingReplicas": [], "leader": 1, "leaderRecoveryState": 1, "leaderEpoch": 3, "partitionEpoch": 4,
             "directories": [TOPIC_ID]}
-    decoded, _ = mc.decode(spec, 1, mc.encode(spec, 1, data))
+    decoded, _ = mc.decode(spec, 1, mw.encode(spec, 1, data))
     assert list(decoded) == list(data)
     data["leaderRecoveryState"] = 0
-    decoded, _ = mc.decode(spec, 1, mc.encode(spec, 1, data))
+    decoded, _ = mc.decode(spec, 1, mw.encode(spec, 1, data))
     assert "leaderRecoveryState" not in decoded
 
 
@@ -83,14 +85,14 @@ def test_unknown_tags_are_kept_out_of_json_and_written_back():
     decoded, end = mc.decode(spec, 0, body)
     assert end == len(body)
     assert decoded == {"name": "foo", "topicId": TOPIC_ID}
-    assert isinstance(decoded, mc.MessageData)
+    assert isinstance(decoded, mv.MessageData)
     assert decoded.unknown_tagged_fields == [(3, b"\xab\xcd"), (9, b"\x01")]
-    assert mc.encode(spec, 0, decoded) == body
+    assert mw.encode(spec, 0, decoded) == body
 
 
 def test_known_tag_in_a_version_where_it_is_not_valid():
     spec = META.by_name("PartitionChangeRecord")
-    v0 = mc.encode(spec, 0, {"partitionId": 0, "topicId": TOPIC_ID})
+    v0 = mw.encode(spec, 0, {"partitionId": 0, "topicId": TOPIC_ID})
     with_directories = v0[:-1] + bytes([1, 8, 2, 1, 0])  # tag 8 (Directories, v1+) at version 0
     with pytest.raises(CorruptInput) as info:
         mc.decode(spec, 0, with_directories)
@@ -101,9 +103,9 @@ def test_known_tag_in_a_version_where_it_is_not_valid():
 def test_non_default_field_missing_from_version_is_refused():
     spec = META.by_name("RegisterBrokerRecord")
     with pytest.raises(ValueError, match="non-default isMigratingZkBroker at version 1"):
-        mc.encode(spec, 1, {"brokerId": 1, "isMigratingZkBroker": True})
+        mw.encode(spec, 1, {"brokerId": 1, "isMigratingZkBroker": True})
     # default values of absent fields are fine (one data object for all versions)
-    assert mc.encode(spec, 1, {"brokerId": 1, "isMigratingZkBroker": False})
+    assert mw.encode(spec, 1, {"brokerId": 1, "isMigratingZkBroker": False})
 
 
 def test_versions_outside_the_spec():
@@ -112,14 +114,14 @@ def test_versions_outside_the_spec():
         mc.decode(spec, 1, b"\x00")
     assert info.value.error.kind == "unknown_version"
     with pytest.raises(ValueError):
-        mc.encode(spec, 1, {})
+        mw.encode(spec, 1, {})
 
 
 def test_non_flexible_producer_snapshot_layout():
     spec = PRODUCER.by_name("ProducerSnapshot")
     entry = {"producerId": 7, "epoch": 1, "lastSequence": 2, "lastOffset": 3, "offsetDelta": 1, "timestamp": 5,
              "coordinatorEpoch": -1, "currentTxnFirstOffset": -1}
-    body = mc.encode(spec, 1, {"crc": 0xFFFFFFFF, "producerEntries": [entry]})
+    body = mw.encode(spec, 1, {"crc": 0xFFFFFFFF, "producerEntries": [entry]})
     assert body[:8] == bytes.fromhex("ffffffff00000001")  # uint32 crc, int32 array count
     assert len(body) == 4 + 4 + (8 + 2 + 4 + 8 + 4 + 8 + 4 + 8)
     assert mc.decode(spec, 1, body) == ({"crc": 0xFFFFFFFF, "producerEntries": [entry]}, len(body))
@@ -129,27 +131,27 @@ def test_bytes_are_base64_and_float64_round_trips():
     scram = META.by_name("UserScramCredentialRecord")
     data = {"name": "alice", "mechanism": 1, "salt": base64.b64encode(b"\x00\x01salt").decode(), "storedKey": "",
             "serverKey": base64.b64encode(b"k").decode(), "iterations": 4096}
-    assert mc.decode(scram, 0, mc.encode(scram, 0, data))[0] == data
-    assert mc.encode(scram, 0, dict(data, salt=b"\x00\x01salt")) == mc.encode(scram, 0, data)
+    assert mc.decode(scram, 0, mw.encode(scram, 0, data))[0] == data
+    assert mw.encode(scram, 0, dict(data, salt=b"\x00\x01salt")) == mw.encode(scram, 0, data)
     quota = META.by_name("ClientQuotaRecord")
     q = {"entity": [{"entityType": "user", "entityName": None}], "key": "producer_byte_rate", "value": 1048576.0,
          "remove": False}
-    assert mc.decode(quota, 0, mc.encode(quota, 0, q))[0] == q
+    assert mc.decode(quota, 0, mw.encode(quota, 0, q))[0] == q
 
 
 def test_value_errors_name_the_field():
     spec = META.by_name("TopicRecord")
     with pytest.raises(ValueError, match="topicId"):
-        mc.encode(spec, 0, {"name": "x", "topicId": "not-a-uuid"})
+        mw.encode(spec, 0, {"name": "x", "topicId": "not-a-uuid"})
     with pytest.raises(ValueError, match="name"):
-        mc.encode(spec, 0, {"name": None})
+        mw.encode(spec, 0, {"name": None})
     with pytest.raises(ValueError, match="partitionId"):
-        mc.encode(META.by_name("PartitionRecord"), 0, {"partitionId": 2**31})
+        mw.encode(META.by_name("PartitionRecord"), 0, {"partitionId": 2**31})
 
 
 def test_truncated_bodies_raise_corrupt_input_with_offsets():
     spec = META.by_name("PartitionRecord")
-    body = mc.encode(spec, 1, {"partitionId": 1, "topicId": TOPIC_ID, "replicas": [1, 2], "directories": []})
+    body = mw.encode(spec, 1, {"partitionId": 1, "topicId": TOPIC_ID, "replicas": [1, 2], "directories": []})
     for cut in range(len(body)):
         with pytest.raises(CorruptInput) as info:
             mc.decode(spec, 1, body[:cut])
@@ -168,15 +170,15 @@ STRUCTS_SPEC = message_from_dict({
 
 
 def test_structs_per_field_flexible_override_and_nullable_tags():
-    v0 = mc.encode(STRUCTS_SPEC, 0, {"label": "a", "point": None})
+    v0 = mw.encode(STRUCTS_SPEC, 0, {"label": "a", "point": None})
     assert v0 == bytes([2]) + b"a" + b"\xff"  # compact label (field override) + null struct marker, no tags
     assert mc.decode(STRUCTS_SPEC, 0, v0)[0] == {"label": "a", "point": None}
     data = {"label": "b", "point": {"x": 5}, "extra": {"y": 9}, "note": None}
-    v1 = mc.encode(STRUCTS_SPEC, 1, data)
+    v1 = mw.encode(STRUCTS_SPEC, 1, data)
     assert mc.decode(STRUCTS_SPEC, 1, v1)[0] == data
     # null for a tagged field whose default is not null is written as tag, size 1, compact null
     assert v1.endswith(bytes([1, 1, 0]))
-    assert mc.decode(STRUCTS_SPEC, 1, mc.encode(STRUCTS_SPEC, 1, {"label": "c", "point": {"x": 1}}))[0] == {
+    assert mc.decode(STRUCTS_SPEC, 1, mw.encode(STRUCTS_SPEC, 1, {"label": "c", "point": {"x": 1}}))[0] == {
         "label": "c", "point": {"x": 1}}
 
 
@@ -204,7 +206,7 @@ def _primitive_strategy(type_name):
     return {
         "bool": st.booleans(),
         "float64": st.floats(allow_nan=False),
-        "uuid": st.binary(min_size=16, max_size=16).map(mc.uuid_text),
+        "uuid": st.binary(min_size=16, max_size=16).map(mv.uuid_text),
         "string": st.text(max_size=8),
         "bytes": st.binary(max_size=6).map(lambda b: base64.b64encode(b).decode()),
     }[type_name]
@@ -222,7 +224,7 @@ def _expected(fields, version, flexible, data):
         if f.json_name not in data:
             continue
         value = data[f.json_name]
-        if flexible and f.tagged_versions.contains(version) and not mc._differs_from_default(f, value):
+        if flexible and f.tagged_versions.contains(version) and not mw._differs_from_default(f, value):
             continue
         if f.is_struct_array and value is not None:
             value = [_expected(f.fields, version, flexible, v) for v in value]
@@ -238,11 +240,11 @@ def _expected(fields, version, flexible, data):
 def test_encode_decode_round_trip_for_every_schema_and_version(spec, version, data):
     flexible = spec.is_flexible(version)
     value = data.draw(_struct_strategy(spec.fields, version, flexible))
-    body = mc.encode(spec, version, value)
+    body = mw.encode(spec, version, value)
     decoded, end = mc.decode(spec, version, body)
     assert end == len(body)
     assert decoded == _expected(spec.fields, version, flexible, value)
-    assert mc.encode(spec, version, decoded) == body
+    assert mw.encode(spec, version, decoded) == body
 
 
 @settings(max_examples=200, deadline=2000)

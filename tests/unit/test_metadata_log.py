@@ -13,6 +13,7 @@ from kafka_dump_lines import parse_dump, parse_skip_metadata_payloads, tool_outp
 from udfs import metadata_log as ml
 from udfs import record_batch as rb
 from udfs.metadata_record import MetadataRecord
+from udfs.record_encode import NewRecord, encode_batch
 
 DEVSAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "kafka-devsample"
 METADATA_FILES = sorted(
@@ -216,8 +217,8 @@ def test_frame_errors_keep_kafkas_wording(value, kind, text):
 
 
 def metadata_batch_with_values(values) -> bytes:
-    return rb.encode_batch([rb.NewRecord(value=v) for v in values], 10, partition_leader_epoch=2,
-                           base_timestamp=5, max_timestamp=5)
+    return encode_batch([NewRecord(value=v) for v in values], 10, partition_leader_epoch=2,
+                        base_timestamp=5, max_timestamp=5)
 
 
 def test_bad_records_are_yielded_with_raw_bytes_and_the_rest_continues():

@@ -1,5 +1,6 @@
-"""udfs.properties_files: java.util.Properties (JDK 17 vectors), meta.properties, checkpoints, quorum-state and
-.kafka_cleanshutdown - on the real devsample and ZK-capture files plus every malformed variant."""
+"""udfs.properties_files: java.util.Properties (JDK 17 vectors), meta.properties, checkpoints; and
+udfs.json_state_files: quorum-state and .kafka_cleanshutdown - on the real devsample and ZK-capture files
+plus every malformed variant."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from zk_sample import extract
 
+from udfs import json_state_files as jsf
 from udfs import properties_files as pf
 
 ORACLE = json.loads((Path(__file__).parents[1] / "fixtures/jdk-oracle/jdk17-vectors.json").read_text())
@@ -251,23 +253,23 @@ def test_devsample_quorum_state_v0(devsample_dir):
     files = sorted(devsample_dir.glob("broker-*/*/__cluster_metadata-0/quorum-state"))
     assert len(files) == 4
     for f in files:
-        state = pf.parse_quorum_state(f.read_bytes(), str(f))
+        state = jsf.parse_quorum_state(f.read_bytes(), str(f))
         assert state.ok and state.data_version == 0
         lagging = f.parts[-4] == "broker-103"  # 103's log stops at offset 44: it never saw epoch 2
         assert (state.leader_id, state.leader_epoch) == ((101, 1) if lagging else (102, 2))
         assert (state.voted_id, state.applied_offset, state.current_voters, state.cluster_id) == (-1, 0, (101, 102, 103), "")
-        assert pf.write_quorum_state(0, state.leader_id, state.leader_epoch, state.voted_id, None, state.cluster_id,
-                                     state.applied_offset, state.current_voters) == f.read_bytes()
+        assert jsf.write_quorum_state(0, state.leader_id, state.leader_epoch, state.voted_id, None, state.cluster_id,
+                                      state.applied_offset, state.current_voters) == f.read_bytes()
 
 
 def test_quorum_state_v1_round_trip():
-    data = pf.write_quorum_state(1, 3, 7, 3, "3Adc4FjfTeypRWROmQDNIQ")
+    data = jsf.write_quorum_state(1, 3, 7, 3, "3Adc4FjfTeypRWROmQDNIQ")
     assert data == (b'{"leaderId":3,"leaderEpoch":7,"votedId":3,"votedDirectoryId":"3Adc4FjfTeypRWROmQDNIQ",'
                     b'"data_version":1}')
-    state = pf.parse_quorum_state(data)
+    state = jsf.parse_quorum_state(data)
     assert state.ok and (state.leader_id, state.voted_directory_id, state.cluster_id) == (3, "3Adc4FjfTeypRWROmQDNIQ", "")
     with pytest.raises(ValueError):
-        pf.write_quorum_state(2)
+        jsf.write_quorum_state(2)
 
 
 Q0 = '{"clusterId":"","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":0,"currentVoters":null,"data_version":0}'
@@ -299,7 +301,7 @@ Q0 = '{"clusterId":"","leaderId":1,"leaderEpoch":2,"votedId":-1,"appliedOffset":
     ('{"data_version":NaN}', "bad_json", None, "JsonProcessingException"),
 ])
 def test_quorum_state_rejections(text, kind, message, exception):
-    state = pf.parse_quorum_state(text.encode(), "qs")
+    state = jsf.parse_quorum_state(text.encode(), "qs")
     assert not state.ok and state.error.kind == kind and state.exception == exception
     if message is not None:
         assert state.error.message == message
@@ -307,22 +309,22 @@ def test_quorum_state_rejections(text, kind, message, exception):
 
 def test_quorum_state_java_leniencies():
     # only the first line is read; trailing text after the JSON value is ignored; data_version goes through shortValue()
-    assert pf.parse_quorum_state((Q0 + " trailing\nsecond line").encode()).ok
-    assert pf.parse_quorum_state(Q0.replace('"data_version":0', '"data_version":"7"').encode()).data_version == 0
-    assert pf.parse_quorum_state(Q0.replace('"data_version":0', '"data_version":65536').encode()).data_version == 0
-    assert pf.parse_quorum_state(Q0.replace('"data_version":0', '"data_version":0.9').encode()).data_version == 0
+    assert jsf.parse_quorum_state((Q0 + " trailing\nsecond line").encode()).ok
+    assert jsf.parse_quorum_state(Q0.replace('"data_version":0', '"data_version":"7"').encode()).data_version == 0
+    assert jsf.parse_quorum_state(Q0.replace('"data_version":0', '"data_version":65536').encode()).data_version == 0
+    assert jsf.parse_quorum_state(Q0.replace('"data_version":0', '"data_version":0.9').encode()).data_version == 0
 
 
 # ---------------------------------------------------------------- .kafka_cleanshutdown
 
 def test_clean_shutdown_round_trip_and_variants():
-    assert pf.write_clean_shutdown(29) == b'{"version":0,"brokerEpoch":29}'
-    assert pf.parse_clean_shutdown(b'{"version":0,"brokerEpoch":29}') == pf.CleanShutdown(
+    assert jsf.write_clean_shutdown(29) == b'{"version":0,"brokerEpoch":29}'
+    assert jsf.parse_clean_shutdown(b'{"version":0,"brokerEpoch":29}') == jsf.CleanShutdown(
         0, 29, {"version": 0, "brokerEpoch": 29})
-    assert pf.parse_clean_shutdown(b'{"brokerEpoch":"12","x":1}').broker_epoch == 12   # unknown keys ignored, coercion
+    assert jsf.parse_clean_shutdown(b'{"brokerEpoch":"12","x":1}').broker_epoch == 12   # unknown keys ignored, coercion
     for bad, kind in ((b"", "bad_json"), (b"[]", "bad_json"), (b'{"version":0}', "missing_key"),
                       (b'{"brokerEpoch":null}', "missing_key"), (b'{"brokerEpoch":true}', "bad_json")):
-        result = pf.parse_clean_shutdown(bad)
+        result = jsf.parse_clean_shutdown(bad)
         assert result.broker_epoch is None and result.error.kind == kind
 
 
@@ -335,8 +337,8 @@ def test_random_bytes_never_raise(data):
     pf.parse_meta_properties(data)
     pf.parse_offset_checkpoint(data)
     pf.parse_leader_epoch_checkpoint(data)
-    pf.parse_quorum_state(data)
-    pf.parse_clean_shutdown(data)
+    jsf.parse_quorum_state(data)
+    jsf.parse_clean_shutdown(data)
 
 
 @settings(max_examples=200, deadline=None)
@@ -347,8 +349,8 @@ def test_random_properties_text_never_raises(text):
 
 
 def test_deeply_nested_json_and_huge_numbers_are_errors_not_crashes():
-    assert pf.parse_quorum_state(b"[" * 100000).error.kind == "bad_json"
-    assert pf.parse_clean_shutdown(b"[" * 100000).error.kind == "bad_json"
+    assert jsf.parse_quorum_state(b"[" * 100000).error.kind == "bad_json"
+    assert jsf.parse_clean_shutdown(b"[" * 100000).error.kind == "bad_json"
     # Jackson reads 1e400 as Infinity; (short) of it is -1
-    assert pf.parse_quorum_state(b'{"data_version":1e400}').error.message == (
+    assert jsf.parse_quorum_state(b'{"data_version":1e400}').error.message == (
         "data_version (-1) is not within the min (0) and max (1) supported version")

@@ -16,6 +16,7 @@ from kafka_dump_lines import parse_dump, tool_output_for
 from udfs import compression
 from udfs import record_batch as rb
 from udfs.errors import CorruptInput, DecodeError
+from udfs.record_encode import NewRecord, encode_batch, encode_record
 
 DEVSAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "kafka-devsample"
 ALL_LOGS = sorted(p for p in DEVSAMPLE.glob("broker-*/*/*/*.log"))
@@ -87,23 +88,23 @@ def test_devsample_covers_gzip_transactional_and_both_markers():
 def test_encoder_reproduces_every_data_batch_byte_for_byte(path):
     for batch in rb.read_batches(path):
         h = batch.header
-        records = [rb.NewRecord(value=r.value, key=r.key, headers=r.headers, timestamp=r.timestamp)
+        records = [NewRecord(value=r.value, key=r.key, headers=r.headers, timestamp=r.timestamp)
                    for r in rb.iter_records(batch)]
-        again = rb.encode_batch(records, h.base_offset, partition_leader_epoch=h.partition_leader_epoch,
-                                base_timestamp=h.base_timestamp, max_timestamp=h.max_timestamp,
-                                producer_id=h.producer_id, producer_epoch=h.producer_epoch,
-                                base_sequence=h.base_sequence, is_transactional=h.is_transactional,
-                                is_control=h.is_control, compression_codec=h.compression)
+        again = encode_batch(records, h.base_offset, partition_leader_epoch=h.partition_leader_epoch,
+                             base_timestamp=h.base_timestamp, max_timestamp=h.max_timestamp,
+                             producer_id=h.producer_id, producer_epoch=h.producer_epoch,
+                             base_sequence=h.base_sequence, is_transactional=h.is_transactional,
+                             is_control=h.is_control, compression_codec=h.compression)
         assert again == bytes(batch.data)
 
 
 # ---- synthetic batches ---------------------------------------------------------------------------------------
 
 def sample_batch(base_offset=0, codec="none", n=3, **kw) -> bytes:
-    records = [rb.NewRecord(value=b"value-%d" % i * 3, key=b"k%d" % i, headers=(("h", b"x"), ("n", None)),
-                            timestamp=1_700_000_000_000 + i) for i in range(n)]
-    return rb.encode_batch(records, base_offset, producer_id=42, producer_epoch=1, base_sequence=10,
-                           compression_codec=codec, **kw)
+    records = [NewRecord(value=b"value-%d" % i * 3, key=b"k%d" % i, headers=(("h", b"x"), ("n", None)),
+                         timestamp=1_700_000_000_000 + i) for i in range(n)]
+    return encode_batch(records, base_offset, producer_id=42, producer_epoch=1, base_sequence=10,
+                        compression_codec=codec, **kw)
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
@@ -242,7 +243,7 @@ def record_batch_with_body(body: bytes, count: int) -> bytes:
 
 def one_record(**kw) -> bytes:
     out = bytearray()
-    rb.encode_record(out, 0, 0, kw.get("key"), kw.get("value", b"v"), kw.get("headers", ()))
+    encode_record(out, 0, 0, kw.get("key"), kw.get("value", b"v"), kw.get("headers", ()))
     return bytes(out)
 
 
@@ -263,9 +264,9 @@ def test_corrupt_records_yield_one_error(body, count, kind):
 
 
 def test_log_append_time_sequences_and_delete_horizon():
-    data = rb.encode_batch([rb.NewRecord(b"a", timestamp=5), rb.NewRecord(b"b", timestamp=9)], 100,
-                           log_append_time=True, max_timestamp=77, base_sequence=rb.INT32_MAX, producer_id=1,
-                           producer_epoch=0, delete_horizon_ms=123)
+    data = encode_batch([NewRecord(b"a", timestamp=5), NewRecord(b"b", timestamp=9)], 100,
+                        log_append_time=True, max_timestamp=77, base_sequence=rb.INT32_MAX, producer_id=1,
+                        producer_epoch=0, delete_horizon_ms=123)
     (batch,) = rb.read_batches(data)
     h = batch.header
     assert (h.timestamp_type, h.delete_horizon_ms, h.last_sequence) == ("LogAppendTime", 123, 0)
@@ -301,7 +302,7 @@ class CountingFile(io.RawIOBase):
 
 
 def test_header_scan_seeks_over_bodies_and_full_read_holds_one_batch(tmp_path):
-    big = [rb.encode_batch([rb.NewRecord(os.urandom(1 << 20))], i) for i in range(4)]
+    big = [encode_batch([NewRecord(os.urandom(1 << 20))], i) for i in range(4)]
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(b"".join(big))
     with open(path, "rb") as fh:

@@ -28,6 +28,7 @@ from jobs.simulate import command
 from jobs.simulate.scenarios import CATALOGUE
 from jobs.simulate.simulation import SimParams
 from udfs import (
+    json_state_files,
     kafka_uuid,
     metadata_log,
     pack_reader,
@@ -99,14 +100,14 @@ def _decode_everything(root: str) -> dict:
         elif name == "meta.properties":
             assert properties_files.parse_meta_properties(head).ok, path
         elif name == "quorum-state":
-            assert properties_files.parse_quorum_state(head).error is None, path
+            assert json_state_files.parse_quorum_state(head).error is None, path
         elif name == "leader-epoch-checkpoint":
             if os.path.dirname(path) not in _expected_unreadable_epoch_dirs(root):
                 assert properties_files.parse_leader_epoch_checkpoint(head).error is None, path
         elif name.endswith("-checkpoint"):
             assert properties_files.parse_offset_checkpoint(head).error is None, path
         elif name == ".kafka_cleanshutdown":
-            assert properties_files.parse_clean_shutdown(head).error is None, path
+            assert json_state_files.parse_clean_shutdown(head).error is None, path
         elif name == "partition.metadata":
             counts["pm"] += 1
     return counts
