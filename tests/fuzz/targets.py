@@ -302,7 +302,7 @@ def _codec_seeds() -> List[bytes]:
 
 
 def _pack_seeds() -> List[bytes]:
-    from tests.reliability.corpus import real_pack_lines
+    from tests.reliability.corpus_builders import real_pack_lines
 
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in real_pack_lines())
     out = [text.encode()]

@@ -22,7 +22,8 @@ from typing import Dict, List
 from udfs.partition_metadata import encode_partition_metadata
 from udfs.properties_files import write_meta_properties
 
-from .corpus import CASES, CLUSTER_ID, TOPIC_ID, WHEN, Case
+from .corpus import CASES, Case
+from .corpus_builders import CLUSTER_ID, TOPIC_ID, WHEN
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DEVSAMPLE = FIXTURES / "kafka-devsample"

@@ -12,7 +12,8 @@ import pytest
 from udfs import compression, metadata_log, record_batch
 from udfs.errors import KINDS
 
-from .corpus import BOMB_BYTES, BY_NAME, CASES, GOOD_RECORDS, SPARSE_SIZE, good_prefix
+from .corpus import BY_NAME, CASES, SPARSE_SIZE
+from .corpus_builders import BOMB_BYTES, GOOD_RECORDS, good_prefix
 from .readers import READERS
 
 

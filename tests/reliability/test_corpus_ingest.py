@@ -14,7 +14,7 @@ from jobs.ingest import decode_tasks
 from udfs.partition_metadata import encode_partition_metadata
 
 from .conftest import ingest_rows
-from .corpus import META_NODE, TOPIC_ID, data_batch
+from .corpus_builders import META_NODE, TOPIC_ID, data_batch
 from .corpus_capture import FIRST_SYNTHETIC_NODE, _meta, copy_devsample
 from .readers import READERS
 
