@@ -3,7 +3,8 @@ header scans, loose files, packs) run over a read-only capture holding the malfo
 file and folder exactly as it was, and no write-capable call ever targets it (checked with audit hooks in a
 child process, since we may run as root, for whom permission bits mean nothing).
 
-The collector's own read-only, no-write and symlink guarantees are tested in tests/unit/test_collector.py.
+The collector's own read-only, no-write and symlink guarantees are tested in tests/unit/test_collector_read_only.py and
+test_collector_symlinks_and_races.py.
 """
 from __future__ import annotations
 
