@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 from . import wire
 from .errors import CorruptInput
 from .message_spec import FieldSpec, MessageSpec
-from .message_values import _FIXED_FORMATS, MessageData, _bytes_json, _is_flexible_field, uuid_text
+from .message_values import FIXED_FORMATS, MessageData, _bytes_json, is_flexible_field, uuid_text
 
 Step = Callable[[Any, int, dict], int]  # (buf, pos, out) -> new pos
 ValueReader = Callable[[Any, int], tuple]  # (buf, pos) -> (value, new pos)
@@ -71,7 +71,7 @@ def _fixed_array_reader(type_name: str, flexible: bool, nullable: bool, what: st
     Replicas, ISR and directory lists are most of a PartitionRecord / PartitionChangeRecord; cProfile on
     the 1M-record perf segment showed per-element reader calls at ~20% of decode time before this.
     """
-    code = _FIXED_FORMATS[type_name]
+    code = FIXED_FORMATS[type_name]
     width = struct.calcsize(">" + code)
     convert = _FIXED_CONVERT.get(type_name)
     read_count = _compact_count if flexible else _classic_count(wire.INT32)
@@ -119,8 +119,8 @@ def _compact_string_reader(nullable: bool, what: str) -> ValueReader:
 
 
 def _primitive_reader(type_name: str, flexible: bool, nullable: bool, what: str) -> ValueReader:
-    if type_name in _FIXED_FORMATS:
-        layout = struct.Struct(">" + _FIXED_FORMATS[type_name])
+    if type_name in FIXED_FORMATS:
+        layout = struct.Struct(">" + FIXED_FORMATS[type_name])
         unpack_from, size, convert = layout.unpack_from, layout.size, _FIXED_CONVERT.get(type_name)
 
         def read_fixed(buf, pos):
@@ -146,13 +146,13 @@ def _primitive_reader(type_name: str, flexible: bool, nullable: bool, what: str)
     raise ValueError(f"unsupported type {type_name}")
 
 
-def _value_reader(field: FieldSpec, version: int, message_flexible: bool) -> ValueReader:
+def value_reader(field: FieldSpec, version: int, message_flexible: bool) -> ValueReader:
     """Reader for one field's value at ``version`` (array, struct or primitive)."""
-    flexible = _is_flexible_field(field, version, message_flexible)
+    flexible = is_flexible_field(field, version, message_flexible)
     nullable = field.nullable_versions.contains(version)
     what = field.json_name
     if field.is_array:
-        if field.element_type in _FIXED_FORMATS:
+        if field.element_type in FIXED_FORMATS:
             return _fixed_array_reader(field.element_type, flexible, nullable, what)
         if field.is_struct_array:
             element = _struct_reader(field.fields, version, message_flexible)
@@ -175,7 +175,7 @@ def _value_reader(field: FieldSpec, version: int, message_flexible: bool) -> Val
     return _primitive_reader(field.type, flexible, nullable, what)
 
 
-def _tagged_value_reader(field: FieldSpec, version: int) -> ValueReader:
+def tagged_value_reader(field: FieldSpec, version: int) -> ValueReader:
     """Tagged fields always use the flexible encodings; a nullable struct is prefixed by uvarint (0 = null)."""
     if field.is_struct and field.nullable_versions.contains(version):
         inner = _struct_reader(field.fields, version, True)
@@ -187,14 +187,14 @@ def _tagged_value_reader(field: FieldSpec, version: int) -> ValueReader:
             return inner(buf, body)
 
         return read_tagged_struct
-    return _value_reader(field, version, True)
+    return value_reader(field, version, True)
 
 
 # ---- struct readers -----------------------------------------------------------------------------------------
 
 def _fixed_run_step(fields: list[FieldSpec]) -> Step:
     """Consecutive fixed-width fields read with one ``struct.unpack_from`` (fewer calls per record)."""
-    layout = struct.Struct(">" + "".join(_FIXED_FORMATS[f.type] for f in fields))
+    layout = struct.Struct(">" + "".join(FIXED_FORMATS[f.type] for f in fields))
     unpack_from, size = layout.unpack_from, layout.size
     names = tuple(f.json_name for f in fields)
     converts = tuple((i, _FIXED_CONVERT[f.type]) for i, f in enumerate(fields) if f.type in _FIXED_CONVERT)
@@ -230,7 +230,7 @@ def _fixed_array_step(name: str, type_name: str, flexible: bool, nullable: bool)
     arrays are four to six of a PartitionRecord's fields (timeit: -0.3 us per record)."""
     if not flexible:
         return _field_step(name, _fixed_array_reader(type_name, flexible, nullable, name))
-    code = _FIXED_FORMATS[type_name]
+    code = FIXED_FORMATS[type_name]
     width = struct.calcsize(">" + code)
     convert = _FIXED_CONVERT.get(type_name)
     slow = _fixed_array_reader(type_name, flexible, nullable, name)
@@ -277,7 +277,7 @@ def _struct_reader(fields: tuple[FieldSpec, ...], version: int, flexible: bool) 
         if f.tag is not None and flexible:
             # Known tag: decodable when tagged in this version, otherwise Kafka fails on it.
             valid = f.tagged_versions.contains(version) and present
-            reader = _tagged_value_reader(f, version) if valid else None
+            reader = tagged_value_reader(f, version) if valid else None
             tags[f.tag] = _Tagged(f.json_name, reader, f.default_value(), valid, index)
         if not present:
             continue
@@ -285,17 +285,17 @@ def _struct_reader(fields: tuple[FieldSpec, ...], version: int, flexible: bool) 
         if flexible and f.tagged_versions.contains(version):
             tagged_names.add(f.json_name)
             continue
-        if f.type in _FIXED_FORMATS and not f.is_array:
+        if f.type in FIXED_FORMATS and not f.is_array:
             run.append(f)
             continue
         if run:
             steps.append(_fixed_run_step(run))
             run = []
-        if f.is_array and f.element_type in _FIXED_FORMATS:
-            steps.append(_fixed_array_step(f.json_name, f.element_type, _is_flexible_field(f, version, flexible),
+        if f.is_array and f.element_type in FIXED_FORMATS:
+            steps.append(_fixed_array_step(f.json_name, f.element_type, is_flexible_field(f, version, flexible),
                                            f.nullable_versions.contains(version)))
         else:
-            steps.append(_field_step(f.json_name, _value_reader(f, version, flexible)))
+            steps.append(_field_step(f.json_name, value_reader(f, version, flexible)))
     if run:
         steps.append(_fixed_run_step(run))
     steps_t = tuple(steps)
@@ -371,9 +371,3 @@ def reference_decoder(spec: MessageSpec, version: int) -> ValueReader:
     """The closure-compiled ``(buf, pos) -> (dict, pos)`` reader of ``spec`` at ``version``: the reference the
     generated decoders are tested against, and what they hand unusual or malformed input to."""
     return _struct_reader(spec.fields, version, spec.is_flexible(version))
-
-
-# ---- names the generator uses ------------------------------------------------------------------------------------
-
-value_reader = _value_reader
-tagged_value_reader = _tagged_value_reader

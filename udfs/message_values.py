@@ -78,18 +78,12 @@ def _bytes_json(raw: Optional[bytes]) -> Optional[str]:
 
 # ---- encodings by type and version -----------------------------------------------------------------------
 
-_FIXED_FORMATS = {"bool": "b", "int8": "b", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I",
+FIXED_FORMATS = {"bool": "b", "int8": "b", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I",
                   "int64": "q", "float64": "d", "uuid": "16s"}
 
 
-def _is_flexible_field(field: FieldSpec, version: int, message_flexible: bool) -> bool:
+def is_flexible_field(field: FieldSpec, version: int, message_flexible: bool) -> bool:
     """A string/bytes field may override the message's flexible versions (FieldSpec.flexibleVersions)."""
     if field.flexible_versions is not None:
         return field.flexible_versions.contains(version)
     return message_flexible
-
-
-# ---- names the generator uses ------------------------------------------------------------------------------------
-
-FIXED_FORMATS = _FIXED_FORMATS
-is_flexible_field = _is_flexible_field

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from . import wire
 from .message_spec import FieldSpec, MessageSpec
-from .message_values import _FIXED_FORMATS, _bytes_json, _bytes_raw, _is_flexible_field, _uuid_raw, uuid_text
+from .message_values import FIXED_FORMATS, _bytes_json, _bytes_raw, _uuid_raw, is_flexible_field, uuid_text
 
 ValueWriter = Callable[[bytearray, Any], None]
 
@@ -22,7 +22,7 @@ def _primitive_writer(type_name: str, flexible: bool, nullable: bool, what: str)
         return wire.write_bool
     if type_name == "uuid":
         return lambda out, value: wire.write_uuid(out, _uuid_raw(value))
-    if type_name in _FIXED_FORMATS:
+    if type_name in FIXED_FORMATS:
         return getattr(wire, f"write_{type_name}")
     if type_name == "string":
         write = wire.write_compact_string if flexible else wire.write_string
@@ -47,7 +47,7 @@ def _primitive_writer(type_name: str, flexible: bool, nullable: bool, what: str)
 
 
 def _value_writer(field: FieldSpec, version: int, message_flexible: bool) -> ValueWriter:
-    flexible = _is_flexible_field(field, version, message_flexible)
+    flexible = is_flexible_field(field, version, message_flexible)
     nullable = field.nullable_versions.contains(version)
     what = field.json_name
     if field.is_array:
