@@ -102,7 +102,7 @@ class QualitySettings:
     SECTION = "quality"
     enabled: bool
     result_format: str
-    details: str  # failed: only failed expectations are run with result_format (the rest BOOLEAN_ONLY) | all
+    details: str  # failed: GX runs only what the screen (screen.py) did not pass, with result_format | all
     partial_unexpected_count: int
     sample_max_chars: int
     check_ids: Tuple[str, ...]

@@ -72,7 +72,7 @@ def result_key(validation_result: Any) -> Tuple[str, Any]:
 
 def passed_counts(expectation_type: str, per_row: bool, rows: int) -> Dict[str, Optional[int]]:
     """The counts GX's detailed result formats give an expectation that passed with no ``mostly`` on a table of
-    ``rows`` > 0 rows, for a result decided with BOOLEAN_ONLY (which gives none): nothing unexpected, and an
+    ``rows`` > 0 rows, for a result the screen decided (screen.py; bare, as BOOLEAN_ONLY gives it): nothing unexpected, and an
     expectation decided row by row (``per_row``: a map expectation) counted every row. A row count has none."""
     if per_row:
         return {"unexpected_count": 0, "element_count": rows}

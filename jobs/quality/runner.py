@@ -2,7 +2,9 @@
 
 One Spark datasource per lane (``lanes.py``: a small capture's suites run two at a time, each lane in its own
 cloned session), one dataframe asset + whole-dataframe batch definition + suite + validation definition +
-checkpoint per table; each checkpoint runs with its DataFrame as the batch parameter. Results are flattened
+checkpoint per table; each checkpoint runs with its DataFrame as the batch parameter. With ``quality.details:
+failed`` a table's suite holds only the rules the screen (``screen.py``, one aggregate query for every table) did
+not pass; the passed ones join its result bare. Results are flattened
 into ``gold_dq_results`` rows (``flatten.py``); Data Docs are built once at the end into ``docs_dir`` and made
 to work offline (``offline_docs.py``). The caller writes the rows with the storage layer (slice: run_id).
 
@@ -32,6 +34,7 @@ from .flatten import passed_counts, result_key, suite_rows
 from .gx_context import offline_context
 from .lanes import bound_to, cloned_session, frames_by_lane, suite_lanes
 from .offline_docs import make_offline
+from .screen import Screened, screen
 from .suites import KNOWN_CHECK_IDS, META_KEY, Suite, build_suite
 
 
@@ -125,7 +128,8 @@ class _Validating:
 
 
 def _validate(v: _Validating, batch_definition, name: str, rules, df, result_format: dict):
-    """``rules`` as one suite named ``name``, validated on ``df``: ``[(result key, suite validation result)]``."""
+    """``rules`` as one suite named ``name``, validated on ``df``: ``[(result key, suite validation result)]``
+    and the GX suite."""
     import great_expectations as gx
 
     with v.lock:
@@ -137,34 +141,46 @@ def _validate(v: _Validating, batch_definition, name: str, rules, df, result_for
         checkpoint = v.context.checkpoints.add(
             gx.Checkpoint(name=f"{name}.checkpoint", validation_definitions=[validation], actions=[],
                           result_format=result_format))
-    return list(checkpoint.run(batch_parameters={"dataframe": df}, run_id=v.run_identifier).run_results.items())
+    runs = list(checkpoint.run(batch_parameters={"dataframe": df}, run_id=v.run_identifier).run_results.items())
+    return runs, gx_suite
 
 
-def _run_suite(v: _Validating, batch_definition, suite: Suite, df, failed_only: bool):
-    """Validate ``df`` with ``suite``. ``failed_only`` (``quality.details: failed``): every expectation is first
-    decided with BOOLEAN_ONLY (no query for unexpected values: most of the stage's Spark jobs), and only the
-    failed ones (and any with ``mostly``) run again with the detailed format; their counts and samples replace
-    the bare results, so the Data Docs still show one validation per table. Returns the results and the keys
-    of those left bare (passed: :func:`jobs.quality.flatten.passed_counts` completes their rows)."""
-    first_format = {"result_format": "BOOLEAN_ONLY"} if failed_only else v.result_format
-    runs = _validate(v, batch_definition, suite.name, suite.rules, df, first_format)
-    bare = set()
-    if failed_only:
-        failed = {result_key(r) for _, run in runs for r in run.results if not r.success}
-        failed |= {rule.result_key for rule in suite.rules if "mostly" in rule.kwargs}
-        bare = {result_key(r) for _, run in runs for r in run.results} - failed
-        if failed:
-            rules = [rule for rule in suite.rules if rule.result_key in failed]
-            name = f"{suite.name}.failed"
-            detail_runs = _validate(v, batch_definition, name, rules, df, v.result_format)
-            detailed = {result_key(r): r for _, run in detail_runs for r in run.results}
-            # merged into the first validation below: no second suite or validation in the Data Docs
-            with v.lock:
-                for key, _ in detail_runs:
-                    v.context.validation_results_store.remove_key(key)
-                v.context.suites.delete(name=name)
-            for _, run in runs:
-                run.results = [detailed.get(result_key(r), r) for r in run.results]
+def _add_passed(v: _Validating, gx_suite, suite: Suite, runs, passed) -> None:
+    """The rules the screen passed (``passed``: result keys) into the suite and into each validation result, as
+    the results GX's BOOLEAN_ONLY format gives a passing expectation, in the suite's order; each result's
+    statistics and success counted again over all its results."""
+    from great_expectations.core.expectation_validation_result import ExpectationValidationResult
+
+    rules = [rule for rule in suite.rules if rule.result_key in passed]
+    if not rules:
+        return
+    with v.lock:
+        configs = {rule.result_key: gx_suite.add_expectation(_expectation(rule)).configuration for rule in rules}
+    for _, run in runs:
+        by_key = {result_key(r): r for r in run.results}
+        by_key.update((key, ExpectationValidationResult(
+            success=True, expectation_config=config, result={}, meta={},
+            exception_info={"raised_exception": False, "exception_traceback": None, "exception_message": None}))
+            for key, config in configs.items())
+        run.results = [by_key[rule.result_key] for rule in suite.rules if rule.result_key in by_key]
+        successful = sum(1 for r in run.results if r.success)
+        evaluated = len(run.results)
+        run.statistics = {"evaluated_expectations": evaluated, "successful_expectations": successful,
+                          "unsuccessful_expectations": evaluated - successful,
+                          "success_percent": 100.0 * successful / evaluated if evaluated else None}
+        run.success = successful == evaluated
+
+
+def _run_suite(v: _Validating, batch_definition, suite: Suite, df, screened: Optional[Screened]):
+    """Validate ``df`` with ``suite``. With ``screened`` (``quality.details: failed``, a table with rows), GX
+    validates only the rules the screen did not pass, with the detailed format (screen.py: one aggregate query
+    decided the rest), and the passed ones join the same validation result bare, so the Data Docs still show one
+    validation per table. Without it, GX validates every rule with the detailed format. Returns the results and
+    the keys of those left bare (passed: :func:`jobs.quality.flatten.passed_counts` completes their rows)."""
+    bare = screened.passed if screened is not None else frozenset()
+    rules = [rule for rule in suite.rules if rule.result_key not in bare]
+    runs, gx_suite = _validate(v, batch_definition, suite.name, rules, df, v.result_format)
+    _add_passed(v, gx_suite, suite, runs, bare)
     for key, result in runs:
         # a DataFrame batch carries no asset name, so Data Docs would say "Data asset: None": name the table
         spec_meta = dict(result.meta.get("batch_spec") or {})
@@ -172,25 +188,12 @@ def _run_suite(v: _Validating, batch_definition, suite: Suite, df, failed_only: 
         result.meta["batch_spec"] = spec_meta
         with v.lock:
             v.context.validation_results_store.set(key, result)
-    return [r for _, run in runs for r in run.results], bare
+    return [r for _, run in runs for r in run.results], set(bare)
 
 
 def _is_cached(df) -> bool:
     level = df.storageLevel
     return level.useMemory or level.useDisk
-
-
-def _row_counts(tables: Mapping[str, Any]) -> Dict[str, int]:
-    """Rows of each DataFrame, in one Spark job (the element count of a passing map expectation)."""
-    from functools import reduce
-
-    from pyspark.sql import functions as F
-
-    if not tables:
-        return {}
-    parts = [df.agg(F.count(F.lit(1)).alias("rows")).select(F.lit(name).alias("table"), "rows")
-             for name, df in tables.items()]
-    return {r["table"]: int(r["rows"]) for r in reduce(lambda a, b: a.unionByName(b), parts).collect()}
 
 
 def summarize(rows: List[Dict[str, Any]], docs_index: Optional[str]) -> Dict[str, Any]:
@@ -274,7 +277,7 @@ class QualityRun:
                 raise ValueError(f"tables validated twice in one run: {sorted(again)}")
             self._suites.update(suites)
         ruled = {t: tables[t] for t, s in suites.items() if s.rules}
-        row_counts = _row_counts(ruled) if self.failed_only else {}
+        screens = screen(ruled, suites) if self.failed_only else {}  # a failed read fails the stage
         at_once = suites_at_once if suites_at_once is not None else session_actions_at_once(self.spark)
         lanes = suite_lanes({t: len(suites[t].rules) for t in ruled}, at_once)
         lane_frames = frames_by_lane(tables, lanes, next(iter(tables.values())).sparkSession) if lanes else []
@@ -293,9 +296,10 @@ class QualityRun:
         def validate_lane(frames):
             out = {}
             for table, df in frames.items():
-                # an empty table keeps the detailed format: what GX counts there depends on the expectation's engine
+                # an empty table goes to GX whole: what GX counts there depends on the expectation's engine
+                screened = screens.get(table)
                 out[table] = _run_suite(v, batches[table], suites[table], df,
-                                        self.failed_only and row_counts[table] > 0)
+                                        screened if screened is not None and screened.rows > 0 else None)
                 if table not in cached_by_caller:  # GX's Spark datasource persists each batch and never releases it
                     df.unpersist()
             return out
@@ -305,7 +309,7 @@ class QualityRun:
             validated.update(lane)
         with self._lock:
             self._validated.update(validated)
-            self._row_counts.update(row_counts)
+            self._row_counts.update((table, screened.rows) for table, screened in screens.items())
 
     def validate_in_background(self, tables: Mapping[str, Any], label: Optional[str] = None) -> None:
         """Validate ``tables`` on a thread of their own, in a clone of their session, one suite at a time, while

@@ -29,6 +29,8 @@ SUFFIX_ID_REGEX = r"^[0-9a-f]{32}$"
 FINDING_ID_REGEX = r"^[0-9a-f]{64}$"
 METADATA_TOPIC = "__cluster_metadata"
 META_KEY = "kafka_recon_key"  # expectation meta entry that ties a GX result back to its Rule
+# how every "no row may match" rule's query starts (screen.py reads its condition back from it)
+NO_ROWS_QUERY_PREFIX = "SELECT * FROM {batch} WHERE "
 
 SEVERITIES = ("critical", "warning", "info")
 FINDING_STATUSES = ("open", "resolved")
@@ -119,7 +121,7 @@ def _no_rows(where: str, columns: Sequence[str], key: str, why: str) -> Rule:
     """A table-level invariant: no row may match ``where`` (Spark SQL over the batch)."""
     return Rule(
         "UnexpectedRowsExpectation",
-        {"unexpected_rows_query": f"SELECT * FROM {{batch}} WHERE {where}", "description": why},
+        {"unexpected_rows_query": NO_ROWS_QUERY_PREFIX + where, "description": why},
         tuple(columns), key=key, description=why,
     )
 

@@ -111,9 +111,9 @@ def test_gold_invariants_hold_for_the_devsample_run(dq):
 
 
 def test_failed_only_details_give_the_rows_gx_gives_with_every_detail(dq, spark):
-    """``quality.details: failed`` decides each expectation with BOOLEAN_ONLY and re-runs only the failed ones
-    with the detailed format; every row (counts, samples, success) must be what GX's detailed format gives for
-    every expectation. The tables hold passing and failing map expectations, unexpected-rows queries, a row
+    """``quality.details: failed`` decides each expectation with the screen (one aggregate query) and runs only
+    the failed ones in GX with the detailed format; every row (counts, samples, success) must be what GX's
+    detailed format gives for every expectation. The tables hold passing and failing map expectations, unexpected-rows queries, a row
     count, and an empty table (which keeps the detailed format throughout)."""
     result, _ = dq
     doc = json.loads((SCENARIOS / "devsample_scenario.json").read_text())
