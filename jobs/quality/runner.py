@@ -148,8 +148,9 @@ def _validate(v: _Validating, batch_definition, name: str, rules, df, result_for
 def _add_passed(v: _Validating, gx_suite, suite: Suite, runs, passed) -> None:
     """The rules the screen passed (``passed``: result keys) into the suite and into each validation result, as
     the results GX's BOOLEAN_ONLY format gives a passing expectation, in the suite's order; each result's
-    statistics and success counted again over all its results."""
+    statistics and success counted again over all its results by GX's own function."""
     from great_expectations.core.expectation_validation_result import ExpectationValidationResult
+    from great_expectations.validator.validation_statistics import calc_validation_statistics
 
     rules = [rule for rule in suite.rules if rule.result_key in passed]
     if not rules:
@@ -163,12 +164,10 @@ def _add_passed(v: _Validating, gx_suite, suite: Suite, runs, passed) -> None:
             exception_info={"raised_exception": False, "exception_traceback": None, "exception_message": None}))
             for key, config in configs.items())
         run.results = [by_key[rule.result_key] for rule in suite.rules if rule.result_key in by_key]
-        successful = sum(1 for r in run.results if r.success)
-        evaluated = len(run.results)
-        run.statistics = {"evaluated_expectations": evaluated, "successful_expectations": successful,
-                          "unsuccessful_expectations": evaluated - successful,
-                          "success_percent": 100.0 * successful / evaluated if evaluated else None}
-        run.success = successful == evaluated
+        stats = calc_validation_statistics(run.results)  # as GX's validator counts them
+        run.statistics = {name: getattr(stats, name) for name in ("evaluated_expectations", "successful_expectations",
+                                                                  "unsuccessful_expectations", "success_percent")}
+        run.success = stats.success
 
 
 def _run_suite(v: _Validating, batch_definition, suite: Suite, df, screened: Optional[Screened]):

@@ -35,6 +35,25 @@ def by_key(entries):
     return {(e["log_dir"], e["path"]): e for e in entries}
 
 
+def walk_recording_opens(monkeypatch, log_dirs) -> tuple[dict, list[str]]:
+    """``walk_log_dirs`` of ``log_dirs`` keyed by (log dir, path), and the base names of every file it opened."""
+    from collector import walk_log_dirs
+
+    opened: list[str] = []
+    real_open = os.open
+
+    def recording_open(path, flags, mode=0o777, *, dir_fd=None):
+        opened.append(os.path.basename(os.fspath(path)))
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", recording_open)
+    try:
+        entries = by_key(walk_log_dirs(log_dirs))
+    finally:
+        monkeypatch.undo()
+    return entries, opened
+
+
 def expected_embedded(parent: str | None, name: str, include_metadata_log: bool = False) -> bool:
     """The documented embed rule, written again independently of the collector."""
     if parent is None:

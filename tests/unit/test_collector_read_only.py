@@ -14,14 +14,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from collector_trees import by_key, disk_listing, read_all
+from collector_trees import by_key, disk_listing, read_all, walk_recording_opens
 
 from collector import (
     CollectOptions,
     UsageError,
     collect,
     main,
-    walk_log_dirs,
 )
 from collector.build import build
 
@@ -149,16 +148,7 @@ def test_no_write_flag_ever_reaches_the_tree(b102, tmp_path, monkeypatch):
 
 def test_lock_file_listed_but_never_opened(b102, monkeypatch):
     (Path(b102[0]) / ".lock").write_bytes(b"")
-    opened = []
-    real_open = os.open
-
-    def recording_open(path, flags, mode=0o777, *, dir_fd=None):
-        opened.append(os.path.basename(os.fspath(path)))
-        return real_open(path, flags, mode, dir_fd=dir_fd)
-
-    monkeypatch.setattr(os, "open", recording_open)
-    entries = by_key(walk_log_dirs(b102))
-    monkeypatch.undo()
+    entries, opened = walk_recording_opens(monkeypatch, b102)
     assert ".lock" not in opened and "partition.metadata" in opened
     lock = entries[(b102[0], ".lock")]
     assert (lock["kind"], lock["size"], lock["content"], lock["flags"]) == ("file", 0, None, [])

@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from collector_trees import FS_CLASSES, by_key, pack_bytes, read_all
+from collector_trees import FS_CLASSES, by_key, pack_bytes, read_all, walk_recording_opens
 
 import collector
 import collector.filesystem
@@ -223,16 +223,7 @@ def test_sparse_10gib_file_listed_with_apparent_size_without_reading(b102, monke
     for name in ("00000000000000000100.snapshot", "00000000000000000100.index"):
         with open(part / name, "wb") as f:
             f.truncate(10 << 30)
-    opened = []
-    real_open = os.open
-
-    def recording_open(path, flags, mode=0o777, *, dir_fd=None):
-        opened.append(os.path.basename(os.fspath(path)))
-        return real_open(path, flags, mode, dir_fd=dir_fd)
-
-    monkeypatch.setattr(os, "open", recording_open)
-    entries = by_key(walk_log_dirs([b102[0]]))
-    monkeypatch.undo()
+    entries, opened = walk_recording_opens(monkeypatch, [b102[0]])
     snap = entries[(b102[0], "inventory-1/00000000000000000100.snapshot")]
     index = entries[(b102[0], "inventory-1/00000000000000000100.index")]
     assert (snap["size"], snap["content"], snap["flags"]) == (10 << 30, None, ["over_cap"])
