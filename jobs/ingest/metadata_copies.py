@@ -208,15 +208,20 @@ def flag_sequence(records: DataFrame, auth: Optional[Authoritative], overlapping
     return others.select(columns).unionByName(ours.select(columns))
 
 
-def copy_files_overlap(batches: DataFrame, auth: Optional[Authoritative]) -> bool:
-    """Whether two files of the authoritative copy hold the same offset of its log or of one snapshot (e.g. a
-    segment dumped twice as text); a small job over that copy's batch rows."""
-    if auth is None:
-        return False
-    ours = batches.where((F.col("copy_id") == auth.copy_id) & F.col("base_offset").isNotNull())
+def batch_overlap(batches: DataFrame, copy_id: str) -> Tuple[int, bool]:
+    """(batch rows of the copy, whether two of its files hold the same offset of its log or of one snapshot, e.g. a
+    segment dumped twice as text), from one small job over that copy's batch rows."""
+    ours = batches.where(F.col("copy_id") == copy_id)
     per_offset = ours.groupBy("section", "snapshot_end_offset", "base_offset").agg(
-        F.countDistinct("source_file").alias("n"))
-    return per_offset.where("n > 1").limit(1).count() > 0
+        F.count(F.lit(1)).alias("rows"),
+        F.when(F.col("base_offset").isNotNull(), F.countDistinct("source_file")).alias("files"))
+    row = per_offset.agg(F.sum("rows").alias("rows"), F.max("files").alias("files")).collect()[0]
+    return int(row["rows"] or 0), (row["files"] or 0) > 1
+
+
+def copy_files_overlap(batches: DataFrame, auth: Optional[Authoritative]) -> bool:
+    """Whether two files of the authoritative copy hold the same offset (:func:`batch_overlap`)."""
+    return auth is not None and batch_overlap(batches, auth.copy_id)[1]
 
 
 def files_with_unmatched_batches(batches: DataFrame, auth: Optional[Authoritative]) -> List[str]:

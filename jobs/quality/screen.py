@@ -3,8 +3,9 @@
 Why: GX resolves each table's metrics in ~10 Spark queries of its own (a devsample run's 20 suites: ~13 s warm on
 one driver thread, most of the quality stage), while what a passing rule needs is one count. The screen counts
 each rule's violations in one global aggregate per table, all tables' aggregates in one Spark job; a rule with
-none passes here, and only the rules that fail, that the screen cannot decide (a grouped query, ``mostly``, a
-keyword it does not know) or that are on an empty table go to GX, which gives their counts and samples.
+none passes here, and only the rules that fail or that the screen cannot decide (a grouped query, ``mostly``, a
+keyword it does not know) go to GX, which gives their counts and samples. On an empty table GX's counts differ by
+expectation type (``flatten.EMPTY_TABLE_COUNTS``); a suite with a type not known there goes to GX whole.
 
 The counts follow GX's own Spark conditions (great_expectations/expectations/metrics/...: ``rlike``, ``isin``,
 ``>=``, a window over the column or the struct of columns): map expectations skip null values, except

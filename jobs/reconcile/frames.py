@@ -1,9 +1,10 @@
 """Small DataFrame helpers shared by the reconcile modules: conforming to table specs, names, times, JSON."""
 from __future__ import annotations
 
+from functools import reduce
 from typing import Iterable, Mapping, Sequence
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 
 from jobs.local_frames import local_frame
 from jobs.spark_session import session_small_capture
@@ -25,6 +26,13 @@ def union_all(parts: Sequence[DataFrame]) -> DataFrame:
         parts = [parts[i].unionByName(parts[i + 1]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
     return parts[0]
+
+
+def one_row(*aggregates: DataFrame) -> Row:
+    """The one row of each global aggregate (``df.agg(...)``: one row even over no rows), side by side, from one
+    Spark job: questions the plan depends on (is there a ZooKeeper dump? which cluster?) asked together instead of
+    an action each, each a job planned and run in turn on a small capture's critical path."""
+    return reduce(DataFrame.crossJoin, aggregates).collect()[0]
 
 
 def empty(spark: SparkSession, spec: TableSpec) -> DataFrame:

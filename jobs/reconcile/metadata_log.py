@@ -15,7 +15,7 @@ from typing import Optional
 
 from pyspark.sql import DataFrame, SparkSession, Window
 
-from jobs.ingest.metadata_copies import Authoritative, copy_files_overlap
+from jobs.ingest.metadata_copies import batch_overlap
 from jobs.local_frames import local_frame
 
 from . import sql_functions as F
@@ -142,9 +142,10 @@ def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFram
 
 def _may_repeat_offsets(batches: Optional[DataFrame], copy_id: str) -> bool:
     """Whether two files of the copy may hold one offset: unknown without its batch rows (then dedupe)."""
-    if batches is None or batches.where(F.col("copy_id") == copy_id).limit(1).count() == 0:
+    if batches is None:
         return True
-    return copy_files_overlap(batches, Authoritative(copy_id, None))
+    rows, overlap = batch_overlap(batches, copy_id)
+    return rows == 0 or overlap
 
 
 def _divergence(log_records: DataFrame, auth_copy: str) -> DataFrame:

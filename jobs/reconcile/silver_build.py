@@ -13,7 +13,16 @@ from jobs.local_frames import local_frame
 from . import kraft_view, zk_view
 from . import sql_functions as F
 from .catalogue import Thresholds
-from .frames import assigned_element, basename, empty, int_list_text, materialize, real_directory, small_side
+from .frames import (
+    assigned_element,
+    basename,
+    empty,
+    int_list_text,
+    materialize,
+    one_row,
+    real_directory,
+    small_side,
+)
 from .metadata_log import MetadataLog, build_metadata_log
 
 REPLICA_KINDS = ("partition", "future", "delete", "stray")
@@ -57,25 +66,23 @@ def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds, a
     materialized up to ``at_once`` at a time (jobs.driver_threads)."""
     ml = build_metadata_log(spark, bronze["bronze_metadata_records"], bronze["bronze_metadata_copies"],
                             bronze.get("bronze_metadata_batches"))
-    events = bronze["bronze_zk_events"]
-    has_zk = events.filter(F.col("source_kind") == "znode_dump").limit(1).count() > 0
-    has_kraft = ml.present and ml.image.limit(1).count() > 0
-    migrating = False
-    if has_kraft:
-        row = (ml.image.filter(F.col("record_type") == "ZK_MIGRATION_STATE_RECORD")
-               .agg(F.max_by("zk_migration_state", "pos").alias("s")).collect())
-        state = row[0]["s"] if row else None
-        zk_dirs = bronze["bronze_log_dirs"].filter(F.col("meta_version") == 0).limit(1).count() > 0
-        migrating = has_zk or zk_dirs or state in (1, 2)
+    events, log_dirs = bronze["bronze_zk_events"], bronze["bronze_log_dirs"]
+    named = log_dirs.filter(F.col("cluster_id").isNotNull()).groupBy("cluster_id").count()
+    probe = one_row(  # null where a frame has no rows
+        events.agg(F.max(F.col("source_kind") == "znode_dump").alias("has_zk")),
+        zk_view.cluster_id(events).agg(F.first("cluster_id").alias("zk_cluster")),
+        ml.image.agg(F.count(F.lit(1)).alias("image_rows")),
+        ml.image.filter(F.col("record_type") == "ZK_MIGRATION_STATE_RECORD").agg(
+            F.max_by("zk_migration_state", "pos").alias("state")),
+        log_dirs.agg(F.max(F.col("meta_version") == 0).alias("zk_dirs")),
+        # the cluster id most log dirs name (ties: the smallest), for a capture without a ZooKeeper dump
+        named.agg(F.min_by("cluster_id", F.struct(-F.col("count"), F.col("cluster_id"))).alias("disk_cluster")))
+    has_zk = bool(probe["has_zk"])
+    has_kraft = ml.present and probe["image_rows"] > 0
+    migrating = has_kraft and (has_zk or bool(probe["zk_dirs"]) or probe["state"] in (1, 2))
     mode = "migration" if migrating else "kraft" if has_kraft else "zookeeper" if has_zk else "none"
-
-    zk_cluster = zk_view.cluster_id(events).limit(1).collect() if has_zk else []
-    if zk_cluster:
-        cluster = zk_cluster[0]["cluster_id"]
-    else:
-        rows = (bronze["bronze_log_dirs"].filter(F.col("cluster_id").isNotNull()).groupBy("cluster_id").count()
-                .orderBy(F.col("count").desc(), "cluster_id").limit(1).collect())
-        cluster = rows[0]["cluster_id"] if rows else None
+    zk_cluster = probe["zk_cluster"] if has_zk else None
+    cluster = zk_cluster if zk_cluster is not None else probe["disk_cluster"]
 
     size = thresholds.producer_id_block_size
     if has_kraft:

@@ -110,6 +110,36 @@ def test_gold_invariants_hold_for_the_devsample_run(dq):
     assert (result.summary["success"], result.summary["failed"]) == (False, 6)
 
 
+def _tables_covering_every_expectation_type():
+    """The fewest registered tables (greedily) whose suites hold every expectation type any suite holds."""
+    from jobs.quality.suites import build_suite
+    from jobs.tables.registry import TABLES
+
+    types = {name: {r.expectation_type for r in build_suite(name, t.spark_schema().fieldNames()).rules}
+             for name, t in TABLES.items()}
+    left, chosen = set().union(*types.values()), []
+    while left:
+        best = max(sorted(types), key=lambda name: len(types[name] & left))
+        chosen.append(best)
+        left -= types[best]
+    return chosen
+
+
+def test_empty_tables_screened_give_the_rows_gx_gives_on_no_rows(spark):
+    """On a table without rows GX counts differently by expectation type (flatten.EMPTY_TABLE_COUNTS): the screen's
+    rows for empty tables, covering every expectation type the suites use, must be GX's own detailed ones."""
+    from jobs.quality.flatten import EMPTY_TABLE_COUNTS
+
+    names = _tables_covering_every_expectation_type()
+    tables = {name: _frame(spark, name, []) for name in names}
+    runs = {details: run_quality(spark, replace(QUALITY, details=details), tables, run_id=RUN, capture_id=CAPTURE,
+                                 evaluated_at=WHEN, suites_at_once=1).rows
+            for details in ("all", "failed")}
+    assert runs["failed"] == runs["all"]
+    assert {r["expectation"] for r in runs["all"]} == set(EMPTY_TABLE_COUNTS)
+    assert {r["table_name"] for r in runs["all"]} == set(names)
+
+
 def test_failed_only_details_give_the_rows_gx_gives_with_every_detail(dq, spark):
     """``quality.details: failed`` decides each expectation with the screen (one aggregate query) and runs only
     the failed ones in GX with the detailed format; every row (counts, samples, success) must be what GX's
