@@ -87,6 +87,12 @@ EMPTY_TABLE_COUNTS: Dict[str, Dict[str, Optional[int]]] = {
 }
 
 
+def empty_counts_known(suite: Suite) -> bool:
+    """Whether every expectation of ``suite`` has its counts on an empty table in :data:`EMPTY_TABLE_COUNTS` (else
+    an empty table of it goes to GX whole)."""
+    return all(rule.expectation_type in EMPTY_TABLE_COUNTS for rule in suite.rules)
+
+
 def passed_counts(expectation_type: str, per_row: bool, rows: int) -> Dict[str, Optional[int]]:
     """The counts GX's detailed result formats give an expectation that passed with no ``mostly`` on a table of
     ``rows`` rows, for a result the screen decided (screen.py; bare, as BOOLEAN_ONLY gives it): with rows, nothing

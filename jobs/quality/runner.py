@@ -30,7 +30,7 @@ from jobs.spark_session import session_actions_at_once
 from jobs.stage_log import get_logger
 from jobs.tables.registry import spec
 
-from .flatten import EMPTY_TABLE_COUNTS, passed_counts, result_key, suite_rows
+from .flatten import empty_counts_known, passed_counts, result_key, suite_rows
 from .gx_context import offline_context
 from .lanes import bound_to, cloned_session, frames_by_lane, suite_lanes
 from .offline_docs import make_offline
@@ -190,11 +190,6 @@ def _run_suite(v: _Validating, batch_definition, suite: Suite, df, screened: Opt
     return [r for _, run in runs for r in run.results], set(bare)
 
 
-def _empty_counts_known(suite: Suite) -> bool:
-    """Whether every expectation of ``suite`` has its counts on an empty table in :data:`EMPTY_TABLE_COUNTS`."""
-    return all(rule.expectation_type in EMPTY_TABLE_COUNTS for rule in suite.rules)
-
-
 def _is_cached(df) -> bool:
     level = df.storageLevel
     return level.useMemory or level.useDisk
@@ -301,7 +296,7 @@ class QualityRun:
             out = {}
             for table, df in frames.items():
                 screened = screens.get(table)
-                if screened is not None and screened.rows == 0 and not _empty_counts_known(suites[table]):
+                if screened is not None and screened.rows == 0 and not empty_counts_known(suites[table]):
                     screened = None  # GX's counts on no rows for one of its expectation types are not known here
                 out[table] = _run_suite(v, batches[table], suites[table], df, screened)
                 if table not in cached_by_caller:  # GX's Spark datasource persists each batch and never releases it
