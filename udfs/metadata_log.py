@@ -35,7 +35,7 @@ from . import (
 )
 from .errors import CorruptInput, DecodeError
 from .message_spec import MessageSpec, load_schema
-from .metadata_record import CONTROL_TYPES, MetadataRecord
+from .metadata_record import CONTROL_TYPES, BatchRows, MetadataRecord
 from .record_batch import Batch, BatchHeader, LegacyEntry, SegmentEnd
 from .record_encode import NewRecord
 
@@ -361,7 +361,13 @@ def _value_record(value, offset, base, last, epoch, ts, control, key, position) 
 
 def records_of_batch(batch: Batch, trust_bad_crc: bool = False,
                      max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES) -> Iterator[MetadataRecord]:
-    """The metadata or control records of one batch, errors included as records.
+    """The metadata or control records of one batch, errors included as records (:func:`batch_rows`)."""
+    return iter(batch_rows(batch, trust_bad_crc, max_decompressed_bytes).records())
+
+
+def batch_rows(batch: Batch, trust_bad_crc: bool = False,
+               max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES) -> BatchRows:
+    """The metadata or control records of one batch, errors included as records, as :class:`BatchRows`.
 
     Records in the shape raft's BatchBuilder writes (attributes 0, timestampDelta 0, null key, no headers;
     one- or two-byte varints) are framed and decoded in one loop, in place in the batch buffer; the first
@@ -370,12 +376,15 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False,
     yielding a 7-tuple per record, then a bytes slice per value) was ~1.1 us of framing per record.
     """
     header = batch.header
-    if header.crc_valid is False and not trust_bad_crc:
-        yield _batch_error(batch.crc_error(), header, header.position)
-        return
     base, last, epoch, ts, control = (header.base_offset, header.last_offset, header.partition_leader_epoch,
                                       header.max_timestamp, header.is_control)
     position = header.position
+    out = BatchRows(base, last, epoch, ts, position, [])
+    rows = out.rows
+    if header.crc_valid is False and not trust_bad_crc:
+        rows.append(_batch_error(batch.crc_error(), header, header.position))
+        out.others = 1
+        return out
     try:
         buf, where_base = record_batch.records_section(batch, max_decompressed_bytes)
         count = header.records_count
@@ -425,26 +434,23 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False,
                         except misses:
                             stop = -1
                         if stop == value_end:
-                            # Positional arguments: keyword construction of this 13-field dataclass cost ~3x
-                            # as much (timeit); test_metadata_log.py pins the field order.
-                            record = MetadataRecord(offset, base, last, epoch, ts, False, entry[0], entry[2],
-                                                    entry[3], data, None, None, position)
-                            record._json_writer = writer
-                            yield record
+                            rows.append((offset, entry, data, writer))
                             pos = end
                             index += 1
                             continue
-                    yield _value_record(buf[value_start:value_end], offset, base, last, epoch, ts, False, None,
-                                        position)
+                    rows.append(_value_record(buf[value_start:value_end], offset, base, last, epoch, ts, False, None,
+                                              position))
                     pos = end
                     index += 1
             except IndexError:
                 pass  # a record cut short: parse_records below reports it from its first byte
         for offset_delta, key, value, _attrs, _ts_delta, _headers, _size in record_parse.parse_records(
                 buf, count - index, where_base, position, pos):
-            yield _value_record(value, base + offset_delta, base, last, epoch, ts, control, key, position)
+            rows.append(_value_record(value, base + offset_delta, base, last, epoch, ts, control, key, position))
     except CorruptInput as exc:
-        yield _batch_error(exc.error, header, position)
+        rows.append(_batch_error(exc.error, header, position))
+    out.others = len(rows) - list(map(type, rows)).count(tuple)
+    return out
 
 
 def iter_metadata_records(source, start: int = 0, verify_crc: bool = True, trust_bad_crc: bool = False,
@@ -479,11 +485,24 @@ def iter_metadata_record_lists(source, start: int = 0, verify_crc: bool = True, 
                                end: Optional[int] = None) -> Iterator[List[MetadataRecord]]:
     """The records of :func:`iter_metadata_records` (same parameters), one list per batch (a legacy entry or
     a framing error is a list of one), so a caller can do its per-record work a batch at a time."""
+    for rows in iter_metadata_batch_rows(source, start, verify_crc, trust_bad_crc, end_info, max_decompressed_bytes,
+                                         end):
+        yield rows.records()
+
+
+def iter_metadata_batch_rows(source, start: int = 0, verify_crc: bool = True, trust_bad_crc: bool = False,
+                             end_info: Optional[SegmentEnd] = None,
+                             max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES,
+                             end: Optional[int] = None) -> Iterator[BatchRows]:
+    """The records of :func:`iter_metadata_records` (same parameters) as one :class:`BatchRows` per batch (a
+    legacy entry or a framing error is one of one record), for callers that build columns."""
     for item in _items(source, start, verify_crc, end_info, end):
         if isinstance(item, Batch):
-            yield list(records_of_batch(item, trust_bad_crc, max_decompressed_bytes))
+            yield batch_rows(item, trust_bad_crc, max_decompressed_bytes)
         else:
-            yield [_single_record(item)]
+            record = _single_record(item)
+            yield BatchRows(record.batch_base_offset, record.batch_last_offset, record.leader_epoch, record.timestamp,
+                            record.position, [record], 1)
 
 
 def _items(source, start: int, verify_crc: bool, end_info: Optional[SegmentEnd], end: Optional[int]):

@@ -44,17 +44,18 @@ def record_blocks(data: Any, outcome, source: Mapping[str, Any],
     them to its sink. A batch inflating past ``max_decompressed_bytes`` (``ingest.decompression_limit_bytes``)
     is a decompression_bomb error row. ``start``/``end``: only the batches starting in that byte range."""
     columns = RecordColumns(BLOCK_ROWS)
-    batches = metadata_log.iter_metadata_record_lists(data, start=start, end=end,
-                                                      max_decompressed_bytes=max_decompressed_bytes)
+    batches = metadata_log.iter_metadata_batch_rows(data, start=start, end=end,
+                                                    max_decompressed_bytes=max_decompressed_bytes)
     while True:
         with cycle_collector_paused():
-            records = next(batches, None)
-            if records is None:
+            batch = next(batches, None)
+            if batch is None:
                 break
-            outcome.rows += len(records)
-            for error in [r.error for r in records if r.error is not None]:
-                outcome.fail(error)
-            columns.add_many(records, source)
+            outcome.rows += len(batch.rows)
+            if batch.others:  # only records outside the generated decoders' rows can carry an error
+                for error in [r.error for r in batch.rows if type(r) is not tuple and r.error is not None]:
+                    outcome.fail(error)
+            columns.add_batch(batch, source)
             full = columns.full()
         if full:
             yield columns.take(RECORDS_STRUCT)

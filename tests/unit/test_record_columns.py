@@ -148,3 +148,33 @@ def test_record_hash_is_sha256_of_type_version_and_payload(devsample_dir):
     for record in records:
         text = f"{record.type}|{record.version}|{record.payload_json()}"
         assert record_hash(record) == hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def test_rows_straight_from_the_decoder_equal_the_rows_of_its_records(devsample_dir):
+    """add_batch over the decoder's BatchRows (tuples, no MetadataRecord) builds exactly add_many's rows of the
+    same records, for every devsample segment and for one with a corrupt batch (an error row in its place)."""
+    from udfs.metadata_record import BatchRows
+
+    path = max(_segments(devsample_dir), key=lambda p: p.stat().st_size)
+    corrupt = bytearray(path.read_bytes())
+    middle = [b["position"] for b in metadata_log.iter_metadata_batches(bytes(corrupt))]
+    corrupt[middle[len(middle) // 2] + 70] ^= 0xFF  # inside a record: the batch's CRC no longer matches
+    sources = [str(p) for p in _segments(devsample_dir)] + [bytes(corrupt)]
+    plain = with_others = 0
+    for source in sources:
+        batches = list(metadata_log.iter_metadata_batch_rows(source))
+        assert all(isinstance(b, BatchRows) for b in batches)
+        plain += sum(1 for b in batches if not b.others)
+        with_others += sum(1 for b in batches if b.others)
+        direct, via_records = RecordColumns(capacity=5), RecordColumns(capacity=5)
+        for batch in batches:
+            direct.add_batch(batch, SOURCE)
+            via_records.add_many(batch.records(), SOURCE)
+        records = list(metadata_log.iter_metadata_records(source))
+        assert [r for b in batches for r in b.records()] == records
+        expected = [dict(_expected_row(r), error_kind=r.error.kind, error_message=r.error.message) if r.error
+                    else _expected_row(r) for r in records]
+        assert direct.take(RECORDS_STRUCT).to_pylist() == via_records.take(RECORDS_STRUCT).to_pylist() == expected
+    assert plain > 10 and with_others > 1
+    errors = [r for r in metadata_log.iter_metadata_records(bytes(corrupt)) if r.error is not None]
+    assert [e.error.kind for e in errors] == ["crc_mismatch"]
