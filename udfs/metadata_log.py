@@ -485,9 +485,9 @@ def iter_metadata_record_lists(source, start: int = 0, verify_crc: bool = True, 
                                end: Optional[int] = None) -> Iterator[List[MetadataRecord]]:
     """The records of :func:`iter_metadata_records` (same parameters), one list per batch (a legacy entry or
     a framing error is a list of one), so a caller can do its per-record work a batch at a time."""
-    for rows in iter_metadata_batch_rows(source, start, verify_crc, trust_bad_crc, end_info, max_decompressed_bytes,
-                                         end):
-        yield rows.records()
+    for batch in iter_metadata_batch_rows(source, start, verify_crc, trust_bad_crc, end_info, max_decompressed_bytes,
+                                          end):
+        yield batch.records()
 
 
 def iter_metadata_batch_rows(source, start: int = 0, verify_crc: bool = True, trust_bad_crc: bool = False,
