@@ -72,12 +72,10 @@ class MetadataRecord:
         Treat ``data`` as read-only: a decoded record renders it with its version's generated writer, which
         checks the key set (and falls back to the generic encoder when keys differ) but trusts value types.
         """
-        return self._payload(self.data, self._json_writer)
-
-    @staticmethod
-    def _payload(data, writer) -> Optional[str]:
+        data = self.data
         if data is None:
             return None
+        writer = self._json_writer
         if writer is not None:
             try:
                 return writer(data)
@@ -100,13 +98,21 @@ class MetadataRecord:
         return out
 
 
-def payload_texts(datas: List[Any], writers: List[Any]) -> List[Optional[str]]:
-    """:meth:`MetadataRecord.payload_json` of records given as ``data`` and generated writer lists (a batch at a
-    time: no method call per record)."""
+def payload_texts(datas: List[Any], writers: List[Any]) -> List[str]:
+    """:meth:`MetadataRecord.payload_json` of decoded records given as their ``data`` dicts and generated writers
+    (a batch at a time: no method call per record)."""
     try:
         return [writer(data) for writer, data in zip(writers, datas, strict=True)]
     except _WRITER_MISSES:
-        return [MetadataRecord._payload(data, writer) for writer, data in zip(writers, datas, strict=True)]
+        return [_written_or_encoded(data, writer) for writer, data in zip(writers, datas, strict=True)]
+
+
+def _written_or_encoded(data, writer) -> str:
+    """One record's payload when a batch's writers did not all apply (the generic encoder for the misses)."""
+    try:
+        return writer(data)
+    except _WRITER_MISSES:
+        return payload_json_text(data)
 
 
 @dataclass

@@ -178,3 +178,19 @@ def test_rows_straight_from_the_decoder_equal_the_rows_of_its_records(devsample_
     assert plain > 10 and with_others > 1
     errors = [r for r in metadata_log.iter_metadata_records(bytes(corrupt)) if r.error is not None]
     assert [e.error.kind for e in errors] == ["crc_mismatch"]
+
+
+def test_a_batch_whose_writer_does_not_fit_its_data_falls_back_to_the_generic_encoder(devsample_dir):
+    """A tuple row whose data gained a key its generated writer does not know: that payload comes from the
+    generic encoder (byte-equal to Kafka's JSON of the dict), the batch's other payloads from their writers."""
+    from udfs.metadata_record import payload_json_text
+
+    path = max(_segments(devsample_dir), key=lambda p: p.stat().st_size)
+    batch = next(b for b in metadata_log.iter_metadata_batch_rows(str(path)) if not b.others and len(b.rows) > 1)
+    offset, frame, data, writer = batch.rows[0]
+    batch.rows[0] = (offset, frame, dict(data, extraKey=1), writer)
+    columns = RecordColumns()
+    columns.add_batch(batch, SOURCE)
+    payloads = [row["payload_json"] for row in columns.take(RECORDS_STRUCT).to_pylist()]
+    assert payloads[0] == payload_json_text(dict(data, extraKey=1)) and '"extraKey":1' in payloads[0]
+    assert payloads[1:] == [r.payload_json() for r in batch.records()[1:]]
