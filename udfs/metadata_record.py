@@ -137,14 +137,17 @@ class BatchRows:
 
     def records(self) -> List[MetadataRecord]:
         """The rows as MetadataRecords (exactly what the readers yield one at a time)."""
+        base, last, epoch, ts, position = (self.base_offset, self.last_offset, self.leader_epoch, self.timestamp,
+                                           self.position)
         out = []
+        append = out.append
         for row in self.rows:
             if type(row) is tuple:
                 offset, frame, data, writer = row
                 # Positional arguments: keyword construction of this 13-field dataclass cost ~3x as much
                 # (timeit); test_metadata_log.py pins the field order.
-                row = MetadataRecord(offset, self.base_offset, self.last_offset, self.leader_epoch, self.timestamp,
-                                     False, frame[0], frame[2], frame[3], data, None, None, self.position)
+                row = MetadataRecord(offset, base, last, epoch, ts, False, frame[0], frame[2], frame[3], data, None,
+                                     None, position)
                 row._json_writer = writer
-            out.append(row)
+            append(row)
         return out
