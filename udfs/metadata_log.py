@@ -383,7 +383,6 @@ def batch_rows(batch: Batch, trust_bad_crc: bool = False,
     rows = out.rows
     if header.crc_valid is False and not trust_bad_crc:
         rows.append(_batch_error(batch.crc_error(), header, header.position))
-        out.others = 1
         return out
     try:
         buf, where_base = record_batch.records_section(batch, max_decompressed_bytes)
@@ -449,7 +448,6 @@ def batch_rows(batch: Batch, trust_bad_crc: bool = False,
             rows.append(_value_record(value, base + offset_delta, base, last, epoch, ts, control, key, position))
     except CorruptInput as exc:
         rows.append(_batch_error(exc.error, header, position))
-    out.others = len(rows) - list(map(type, rows)).count(tuple)
     return out
 
 
@@ -502,7 +500,7 @@ def iter_metadata_batch_rows(source, start: int = 0, verify_crc: bool = True, tr
         else:
             record = _single_record(item)
             yield BatchRows(record.batch_base_offset, record.batch_last_offset, record.leader_epoch, record.timestamp,
-                            record.position, [record], 1)
+                            record.position, [record])
 
 
 def _items(source, start: int, verify_crc: bool, end_info: Optional[SegmentEnd], end: Optional[int]):

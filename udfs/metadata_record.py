@@ -121,8 +121,8 @@ class BatchRows:
 
     ``rows`` holds, in order, ``(offset, frame, data, json_writer)`` for each record the generated decoders read
     (``frame``: ``(type, decoder, api_key, version)``; not a control record, no error) and a
-    :class:`MetadataRecord` for any other record (control records, the checked decoder's, errors); ``others``
-    counts the latter. The batch's fields are shared by every tuple row. Why: building a MetadataRecord per
+    :class:`MetadataRecord` for any other record (control records, the checked decoder's, errors; counted by
+    :attr:`others`). The batch's fields are shared by every tuple row. Why: building a MetadataRecord per
     record, then reading its fields back a column at a time, was ~1 CPU s of the ~9 per million records into
     bronze (jobs/ingest/metadata_rows.py, ``RecordColumns.add_batch``).
     """
@@ -133,7 +133,11 @@ class BatchRows:
     timestamp: int
     position: Optional[int]
     rows: list
-    others: int = 0
+
+    @property
+    def others(self) -> int:
+        """How many rows are MetadataRecords rather than the decoders' tuples (0: every row is a tuple)."""
+        return len(self.rows) - list(map(type, self.rows)).count(tuple)
 
     def records(self) -> List[MetadataRecord]:
         """The rows as MetadataRecords (exactly what the readers yield one at a time)."""
