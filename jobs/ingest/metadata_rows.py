@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -66,6 +66,51 @@ _TRUSTED_PLANS: Dict[str, tuple] = {
     for record_type, plan in _PLANS.items()
 }
 _NO_COLUMNS: Dict[str, Any] = dict.fromkeys(COLUMN_TYPES)
+
+
+def _as_int(value: Any) -> Any:
+    return _coerce(value, "int")
+
+
+def _trusted_filler_source() -> Tuple[str, Dict[str, int]]:
+    """The source of ``fill(types, datas, at, typed)``: the typed columns of decoded rows ``at``, ``at + 1``, ...
+    whose data the generated decoders produced (dicts of the spec'd value types: :data:`_TRUSTED_PLANS`' case),
+    written from :data:`COLUMN_SOURCES` as one branch of straight assignments per plan. Why: a loop over a
+    record's plan (``_set_typed``) cost ~1 CPU s per million records of the real log, whose batches mix seven
+    record types; the branches cost about half. Names in the text come from our own tables, never from input."""
+    columns = {column: f"c{n}" for n, column in enumerate(COLUMN_TYPES)}
+    sources: list = []  # distinct column sources, the partition records' first (most records of a real log)
+    for record_type in sorted(COLUMN_SOURCES, key=lambda t: not t.startswith("PARTITION")):
+        if COLUMN_SOURCES[record_type] not in sources:
+            sources.append(COLUMN_SOURCES[record_type])
+    lines = ["def fill(types, datas, at, typed):"]
+    lines += [f"    {local} = typed[{column!r}]" for column, local in columns.items()]
+    lines += ["    i = at", "    for t, d in zip(types, datas):", "        k = _codes_get(t)"]
+    for k, columns_of in enumerate(sources):
+        lines += [f"        {'if' if k == 0 else 'elif'} k == {k}:", "            g = d.get"]
+        for column, source in columns_of.items():
+            key, default = source_parts(source)
+            kind, local = COLUMN_TYPES[column], columns[column]
+            get = f"g({key!r}{'' if default is None else f', {default!r}'})"
+            if kind in ("int", "long"):  # a bool field (RegisterBroker's fenced) becomes 0/1
+                lines += [f"            v = {get}", f"            {local}[i] = v if v is None or type(v) is int else _as_int(v)"]
+            elif kind == "string":
+                lines += [f"            v = {get}", f"            {local}[i] = v if type(v) is str else None"]
+            else:  # arrays: lists of the spec'd element type already
+                lines.append(f"            {local}[i] = {get}")
+    lines.append("        i += 1")
+    codes = {record_type: sources.index(columns_of) for record_type, columns_of in COLUMN_SOURCES.items()}
+    return "\n".join(lines) + "\n", codes
+
+
+def _trusted_filler():
+    source, codes = _trusted_filler_source()
+    namespace = {"_codes_get": codes.get, "_as_int": _as_int}
+    exec(compile(source, "<generated typed-column filler>", "exec"), namespace)  # noqa: S102 - our own text
+    return namespace["fill"]
+
+
+_fill_trusted = _trusted_filler()
 
 
 def typed_columns(record_type: Optional[str], data: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
@@ -128,9 +173,9 @@ class RecordColumns:
     Why columns: a dict per record, then Arrow's dict-to-struct conversion, cost ~9 CPU s per million records
     (bench 1M log into bronze); one list per column, converted once, costs a fraction. Why a batch at a
     time (:meth:`add_many`): a method call per record with a dozen appends was the largest single cost left
-    (cProfile: ~40% of building a block); a batch's records extend each column in one comprehension, and a
-    batch of one record type (the usual case) fills its typed columns column by column too. Typed columns are
-    sparse (a record fills 1-8 of 20), so they are preallocated and filled by index or slice. ``source`` gives
+    (cProfile: ~40% of building a block); a batch's records extend each column in one comprehension, and the
+    typed columns of decoded records are filled by one generated function per batch (:func:`_trusted_filler_source`).
+    Typed columns are sparse (a record fills 1-8 of 20), so they are preallocated and filled by index or slice. ``source`` gives
     copy_id, source_broker_id, source_file, source_kind, section, snapshot_end_offset, held as runs of one
     value. A binary log's batches go in as the decoder leaves them (:meth:`add_batch`: no MetadataRecord per
     record); dump text and tests add records (:meth:`add_many`).
@@ -183,10 +228,13 @@ class RecordColumns:
                      [r.api_key for r in records], versions, payloads, hashes,
                      [e.kind if e else None for e in errors], [e.message if e else None for e in errors])
         datas = [r.data for r in records]
-        if types.count(types[0]) == count and all(type(d) is dict for d in datas):
-            trusted = all(r._json_writer is not None for r in records)
-            self._typed_one_type(at, types[0], datas, _TRUSTED_PLANS if trusted else _PLANS)
-            return
+        if all(type(d) is dict for d in datas):
+            if all(r._json_writer is not None for r in records):
+                _fill_trusted(types, datas, at, self._typed)
+                return
+            if types.count(types[0]) == count:
+                self._typed_one_type(at, types[0], datas)
+                return
         for index, record in enumerate(records, at):
             self._set_typed(index, record.type, record.data, record._json_writer is not None)
 
@@ -209,11 +257,7 @@ class RecordColumns:
         self._extend(offsets, [batch.base_offset] * count, [batch.leader_epoch] * count, [batch.timestamp] * count,
                      [False] * count, types, [frame[2] for frame in frames], versions, payloads,
                      _hashes(types, versions, payloads), nothing, nothing)
-        if types.count(types[0]) == count:
-            self._typed_one_type(at, types[0], datas, _TRUSTED_PLANS)
-            return
-        for index, record_type, data in zip(range(at, at + count), types, datas, strict=True):
-            self._set_typed(index, record_type, data, True)
+        _fill_trusted(types, datas, at, self._typed)
 
     def _open(self, count: int, source: Mapping[str, Any]) -> int:
         """Room for ``count`` more rows of ``source``; returns the index of the first."""
@@ -236,10 +280,11 @@ class RecordColumns:
         for values, more in zip(self._record, columns, strict=True):
             values.extend(more)
 
-    def _typed_one_type(self, at: int, record_type: Optional[str], datas: list, plans: Dict[str, tuple]) -> None:
-        """The typed columns of rows of one record type whose data are dicts, column by column."""
+    def _typed_one_type(self, at: int, record_type: Optional[str], datas: list) -> None:
+        """The typed columns of rows of one record type whose data are dicts (not all from the generated
+        decoders, so every value is checked), column by column."""
         typed, count = self._typed, len(datas)
-        for column, key, default, coerce in plans.get(record_type or "") or ():
+        for column, key, default, coerce in _PLANS.get(record_type or "") or ():
             values = [d.get(key, default) for d in datas]
             if coerce is not None:
                 values = [None if v is None else coerce(v) for v in values]

@@ -194,3 +194,45 @@ def test_a_batch_whose_writer_does_not_fit_its_data_falls_back_to_the_generic_en
     payloads = [row["payload_json"] for row in columns.take(RECORDS_STRUCT).to_pylist()]
     assert payloads[0] == payload_json_text(dict(data, extraKey=1)) and '"extraKey":1' in payloads[0]
     assert payloads[1:] == [r.payload_json() for r in batch.records()[1:]]
+
+
+def test_typed_columns_of_decoded_records_of_every_type_and_version_equal_the_plans():
+    """The generated filler (decoded records' typed columns, a batch at a time) against ``typed_columns`` (the
+    plan read per record) for every record type with typed columns at every version, each record encoded from
+    a few values and decoded by its generated decoder: tagged fields left out (BrokerRegistrationChange's
+    Fenced defaults to 0 in the column), booleans as 0/1, arrays and uuids as decoded."""
+    from jobs.tables.record_columns import COLUMN_SOURCES, source_key
+    from udfs import message_codec
+    from udfs.message_spec import load_schema
+    from udfs.message_writer import encode
+
+    schema = load_schema("metadata_records")
+    values = {"bool": True, "int8": 1, "int16": 7, "int32": 42, "uint16": 9, "int64": 1 << 40,
+              "string": "a-name", "uuid": "AAAAAAAAAAAAAAAAAAAAAQ", "[]int32": [3, 1, 2],
+              "[]uuid": ["AAAAAAAAAAAAAAAAAAAAAQ"], "[]string": ["x"]}
+    records, checked_fenced_default = [], False
+    for record_type, sources in COLUMN_SOURCES.items():
+        spec = schema.by_name(record_type)
+        fields = {f.json_name: f for f in spec.fields}
+        for version in range(spec.valid_versions.lowest, spec.valid_versions.highest + 1):
+            for filled in (True, False):  # every mapped field given, or only the untagged ones
+                data = {}
+                for source in sources.values():
+                    f = fields[source_key(source)]
+                    tagged = f.tag is not None and f.tagged_versions.contains(version)
+                    if f.versions.contains(version) and (filled or not tagged) and f.type in values:
+                        data[f.json_name] = values[f.type]
+                decoded, _, writer = message_codec.generated(spec, version).fast_decoder(encode(spec, version, data), 0)
+                record = MetadataRecord(offset=len(records), batch_base_offset=0, batch_last_offset=0,
+                                        leader_epoch=1, timestamp=0, is_control=False, type=record_type,
+                                        api_key=spec.api_key, version=version, data=decoded)
+                record._json_writer = writer
+                records.append(record)
+                checked_fenced_default |= record_type == "BROKER_REGISTRATION_CHANGE_RECORD" and "fenced" not in decoded
+    columns = RecordColumns()
+    columns.add_many(records, SOURCE)
+    rows = columns.take(RECORDS_STRUCT).to_pylist()
+    typed = list(typed_columns(None, None))
+    assert [{c: row[c] for c in typed} for row in rows] == [typed_columns(r.type, r.data) for r in records]
+    assert checked_fenced_default and any(row["fenced"] == 1 for row in rows)
+    assert {r.type for r in records} == set(COLUMN_SOURCES)
