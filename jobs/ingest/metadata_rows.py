@@ -72,12 +72,20 @@ def _as_int(value: Any) -> Any:
     return _coerce(value, "int")
 
 
+# what the filler checks of a decoded scalar (a bool, RegisterBroker's fenced, becomes 0/1 in an int column)
+_CHECKS = {"int": "v if v is None or type(v) is int else _as_int(v)",
+           "long": "v if v is None or type(v) is int else _as_int(v)",
+           "string": "v if type(v) is str else None"}
+
+
 def _trusted_filler_source() -> Tuple[str, Dict[str, int]]:
     """The source of ``fill(types, datas, at, typed)``: the typed columns of decoded rows ``at``, ``at + 1``, ...
     whose data the generated decoders produced (dicts of the spec'd value types: :data:`_TRUSTED_PLANS`' case),
-    written from :data:`COLUMN_SOURCES` as one branch of straight assignments per plan. Why: a loop over a
-    record's plan (``_set_typed``) cost ~1 CPU s per million records of the real log, whose batches mix seven
-    record types; the branches cost about half. Names in the text come from our own tables, never from input."""
+    written from :data:`COLUMN_SOURCES` as one branch of straight assignments per set of column sources
+    (PartitionRecord and PartitionChangeRecord share one). Why: a loop over each record's plan (``_set_typed``)
+    cost ~1.1 CPU s per million records of the real log, whose batches mix seven record types; the branches
+    cost ~0.7 (session 35, docs/benchmarks.md). Names in the text come from our own tables, never from input.
+    See the text with ``print(_trusted_filler_source()[0])``."""
     columns = {column: f"c{n}" for n, column in enumerate(COLUMN_TYPES)}
     sources: list = []  # distinct column sources, the partition records' first (most records of a real log)
     for record_type in sorted(COLUMN_SOURCES, key=lambda t: not t.startswith("PARTITION")):
@@ -90,12 +98,10 @@ def _trusted_filler_source() -> Tuple[str, Dict[str, int]]:
         lines += [f"        {'if' if k == 0 else 'elif'} k == {k}:", "            g = d.get"]
         for column, source in columns_of.items():
             key, default = source_parts(source)
-            kind, local = COLUMN_TYPES[column], columns[column]
+            local, check = columns[column], _CHECKS.get(COLUMN_TYPES[column])
             get = f"g({key!r}{'' if default is None else f', {default!r}'})"
-            if kind in ("int", "long"):  # a bool field (RegisterBroker's fenced) becomes 0/1
-                lines += [f"            v = {get}", f"            {local}[i] = v if v is None or type(v) is int else _as_int(v)"]
-            elif kind == "string":
-                lines += [f"            v = {get}", f"            {local}[i] = v if type(v) is str else None"]
+            if check:
+                lines += [f"            v = {get}", f"            {local}[i] = {check}"]
             else:  # arrays: lists of the spec'd element type already
                 lines.append(f"            {local}[i] = {get}")
     lines.append("        i += 1")
@@ -174,10 +180,10 @@ class RecordColumns:
     (bench 1M log into bronze); one list per column, converted once, costs a fraction. Why a batch at a
     time (:meth:`add_many`): a method call per record with a dozen appends was the largest single cost left
     (cProfile: ~40% of building a block); a batch's records extend each column in one comprehension, and the
-    typed columns of decoded records are filled by one generated function per batch (:func:`_trusted_filler_source`).
-    Typed columns are sparse (a record fills 1-8 of 20), so they are preallocated and filled by index or slice. ``source`` gives
-    copy_id, source_broker_id, source_file, source_kind, section, snapshot_end_offset, held as runs of one
-    value. A binary log's batches go in as the decoder leaves them (:meth:`add_batch`: no MetadataRecord per
+    typed columns of decoded records are filled by one generated function per batch
+    (:func:`_trusted_filler_source`). Typed columns are sparse (a record fills 1-8 of 20), so they are
+    preallocated and filled by index or slice. ``source`` gives copy_id, source_broker_id, source_file,
+    source_kind, section, snapshot_end_offset, held as runs of one value. A binary log's batches go in as the decoder leaves them (:meth:`add_batch`: no MetadataRecord per
     record); dump text and tests add records (:meth:`add_many`).
 
     Example::
