@@ -58,13 +58,6 @@ _PLANS: Dict[str, tuple] = {
                         _fast(COLUMN_TYPES[column])) for column, source in sources.items())
     for record_type, sources in COLUMN_SOURCES.items()
 }
-# the same plans for records the generated decoders produced (``MetadataRecord._json_writer`` set): their
-# arrays are lists of the schema's type already, so the per-element check is skipped (coercion None)
-_TRUSTED_PLANS: Dict[str, tuple] = {
-    record_type: tuple((column, key, default, None if COLUMN_TYPES[column].startswith("array") else coerce)
-                       for column, key, default, coerce in plan)
-    for record_type, plan in _PLANS.items()
-}
 _NO_COLUMNS: Dict[str, Any] = dict.fromkeys(COLUMN_TYPES)
 
 
@@ -73,14 +66,13 @@ def _as_int(value: Any) -> Any:
 
 
 # what the filler checks of a decoded scalar (a bool, RegisterBroker's fenced, becomes 0/1 in an int column)
-_CHECKS = {"int": "v if v is None or type(v) is int else _as_int(v)",
-           "long": "v if v is None or type(v) is int else _as_int(v)",
-           "string": "v if type(v) is str else None"}
+_CHECKS = dict.fromkeys(("int", "long"), "v if v is None or type(v) is int else _as_int(v)")
+_CHECKS["string"] = "v if type(v) is str else None"
 
 
 def _trusted_filler_source() -> Tuple[str, Dict[str, int]]:
     """The source of ``fill(types, datas, at, typed)``: the typed columns of decoded rows ``at``, ``at + 1``, ...
-    whose data the generated decoders produced (dicts of the spec'd value types: :data:`_TRUSTED_PLANS`' case),
+    whose data the generated decoders produced (dicts of the spec'd value types, so arrays need no check),
     written from :data:`COLUMN_SOURCES` as one branch of straight assignments per set of column sources
     (PartitionRecord and PartitionChangeRecord share one). Why: a loop over each record's plan (``_set_typed``)
     cost ~1.1 CPU s per million records of the real log, whose batches mix seven record types; the branches
@@ -121,8 +113,9 @@ _fill_trusted = _trusted_filler()
 
 def typed_columns(record_type: Optional[str], data: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     """The typed columns of one record as a dict: every column of :data:`COLUMN_TYPES`, null when not
-    applicable (the same plans :meth:`RecordColumns.add` applies in place, inline because it runs per record:
-    sharing a helper cost 0.9 CPU s per million records)."""
+    applicable, every value checked against its column type. :class:`RecordColumns` fills decoded batches with
+    the generated filler (:func:`_trusted_filler_source`), untrusted batches of one type column by column, and
+    any other record through this."""
     out = _NO_COLUMNS.copy()
     plan = _PLANS.get(record_type or "")
     if not plan or not (type(data) is dict or isinstance(data, Mapping)):
@@ -242,7 +235,7 @@ class RecordColumns:
                 self._typed_one_type(at, types[0], datas)
                 return
         for index, record in enumerate(records, at):
-            self._set_typed(index, record.type, record.data, record._json_writer is not None)
+            self._set_typed(index, record.type, record.data)
 
     def add_batch(self, batch: BatchRows, source: Mapping[str, Any]) -> None:
         """Add one batch's records (:func:`udfs.metadata_log.iter_metadata_batch_rows`) straight from the
@@ -291,20 +284,14 @@ class RecordColumns:
         decoders, so every value is checked), column by column."""
         typed, count = self._typed, len(datas)
         for column, key, default, coerce in _PLANS.get(record_type or "") or ():
-            values = [d.get(key, default) for d in datas]
-            if coerce is not None:
-                values = [None if v is None else coerce(v) for v in values]
-            typed[column][at:at + count] = values
+            typed[column][at:at + count] = [None if (v := d.get(key, default)) is None else coerce(v) for d in datas]
 
-    def _set_typed(self, at: int, record_type: Optional[str], data: Any, trusted: bool) -> None:
-        """One record's typed columns (batches of mixed types, and data that is a Mapping but not a dict)."""
-        plan = (_TRUSTED_PLANS if trusted else _PLANS).get(record_type or "")
-        if plan and (type(data) is dict or isinstance(data, Mapping)):
-            typed, get = self._typed, data.get
-            for column, key, default, coerce in plan:
-                value = get(key, default)
-                if value is not None:
-                    typed[column][at] = value if coerce is None else coerce(value)
+    def _set_typed(self, at: int, record_type: Optional[str], data: Any) -> None:
+        """One record's typed columns (a batch whose records are not all decoded dicts of one kind: rare)."""
+        typed = self._typed
+        for column, value in typed_columns(record_type, data).items():
+            if value is not None:
+                typed[column][at] = value
 
     def _source_columns(self) -> list:
         columns = [[] for _ in SOURCE_COLUMNS]
