@@ -68,8 +68,9 @@ def _merge(base: dict, override: Mapping, source: str, strict: bool, path: str =
         if strict and key not in base:
             raise ConfigError(f"{source}: unknown key {dotted!r}; known keys here: {sorted(base)}")
         if key in base and isinstance(base[key], dict) and isinstance(value, Mapping):
-            # free-form maps (like spark.extra_conf) accept new keys
-            _merge(base[key], value, source, strict and bool(base[key]), f"{dotted}.")
+            # a free-form map (spark.extra_conf) takes new keys from every source, however many it already has
+            free = tuple(dotted.split(".")) in FREE_FORM_MAPS
+            _merge(base[key], value, source, strict and not free, f"{dotted}.")
             continue
         if strict and key in base and base[key] is not None and value is not None:
             value = _coerce(value, base[key], f"{source}: {dotted}")

@@ -56,3 +56,16 @@ def test_a_number_key_keeps_its_fraction():
 def test_free_form_spark_conf_accepts_new_keys():
     cfg = load_config(overrides=["spark.extra_conf.spark.executor.memory=4g"], env={})
     assert cfg.spark.extra_conf == {"spark.executor.memory": "4g"}
+
+
+def test_free_form_spark_conf_takes_new_keys_from_every_source(tmp_path):
+    """A second key used to be refused once the map held one (it was told free-form by being empty)."""
+    conf = tmp_path / "mine.yaml"
+    conf.write_text("spark:\n  extra_conf:\n    spark.executor.cores: '2'\n")
+    cfg = load_config(str(conf), overrides=["spark.extra_conf.spark.eventLog.enabled=true",
+                                            "spark.extra_conf.spark.eventLog.dir=file:///tmp/events"],
+                      env={"KAFKA_RECON__SPARK__EXTRA_CONF__SPARK.EXECUTOR.MEMORY": "4g"})
+    assert cfg.spark.extra_conf == {"spark.executor.cores": "2", "spark.executor.memory": "4g",
+                                    "spark.eventLog.enabled": True, "spark.eventLog.dir": "file:///tmp/events"}
+    with pytest.raises(ConfigError, match="spark.extra_confs"):
+        load_config(overrides=["spark.extra_confs.x=1"], env={})
