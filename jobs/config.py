@@ -72,6 +72,11 @@ def _merge(base: dict, override: Mapping, source: str, strict: bool, path: str =
             free = tuple(dotted.split(".")) in FREE_FORM_MAPS
             _merge(base[key], value, source, strict and not free, f"{dotted}.")
             continue
+        if key in base and isinstance(base[key], dict) and value is None:
+            continue  # an empty section (a YAML "spark:" whose keys are all commented out) changes nothing
+        if strict and key in base and isinstance(base[key], dict):  # a section (or spark.extra_conf) is a mapping
+            raise ConfigError(f"{source}: {dotted} is a section; set its keys one by one ({dotted}.KEY=VALUE), "
+                              f"got {value!r}")
         if strict and key in base and base[key] is not None and value is not None:
             value = _coerce(value, base[key], f"{source}: {dotted}")
         base[key] = copy.deepcopy(value)
@@ -147,6 +152,8 @@ def load_config(
         if "=" not in item:
             raise ConfigError(f"--set expects section.key=value, got {item!r}")
         dotted, value = item.split("=", 1)
+        if not all(part.strip() for part in dotted.split(".")):
+            raise ConfigError(f"--set expects section.key=value, got {item!r} (an empty key name)")
         _merge(merged, _nest(dotted.strip().split("."), _parse_scalar(value)), "--set", strict=True)
     return Config(merged)
 

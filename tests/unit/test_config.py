@@ -69,3 +69,23 @@ def test_free_form_spark_conf_takes_new_keys_from_every_source(tmp_path):
                                     "spark.eventLog.enabled": True, "spark.eventLog.dir": "file:///tmp/events"}
     with pytest.raises(ConfigError, match="spark.extra_confs"):
         load_config(overrides=["spark.extra_confs.x=1"], env={})
+
+
+@pytest.mark.parametrize("override", ["spark.extra_conf.=1", ".spark.master=x", "=1"])
+def test_an_empty_key_name_is_a_config_error(override):
+    with pytest.raises(ConfigError, match=r"an empty key name"):
+        load_config(overrides=[override], env={})
+
+
+@pytest.mark.parametrize("override", ["spark=1", "storage=x", "spark.extra_conf=x", "spark.extra_conf=[1]"])
+def test_a_section_given_a_value_is_a_config_error(override):
+    """`--set spark=1` crashed with a TypeError (exit 1 and no hint which key)."""
+    with pytest.raises(ConfigError, match=r"is a section; set its keys"):
+        load_config(overrides=[override], env={})
+
+
+def test_an_empty_section_in_a_conf_file_changes_nothing(tmp_path):
+    conf = tmp_path / "mine.yaml"
+    conf.write_text("spark:\n  # master: local[4]\nstorage:\n  root: /data/recon\n")
+    cfg = load_config(str(conf), env={})
+    assert cfg.spark.master == load_config(env={}).spark.master and cfg.storage.root == "/data/recon"
