@@ -24,7 +24,18 @@ ENUMS: Dict[str, Tuple[str, ...]] = {
 NON_NEGATIVE = ("run.progress_seconds", "run.min_capture_ratio", "reconcile.file_delete_delay_ms",
                 "reconcile.delete_grace_ms", "reconcile.zk_delete_stuck_after_ms", "reconcile.future_move_stuck_ms",
                 "reconcile.transaction_max_timeout_ms", "reconcile.reassignment_stuck_ms",
-                "spark.small_capture_jvm_below_bytes", "storage.staging_max_age_hours")
+                "spark.small_capture_jvm_below_bytes", "storage.staging_max_age_hours", "spark.interpreted_below_rows",
+                "storage.commit_retries", "ingest.max_embedded_file_bytes", "ingest.max_segment_scan_bytes",
+                "ingest.segment_summary_bytes", "ingest.direct_first_pass_min_bytes", "reconcile.evidence_max_items",
+                "report.quarantine_days", "quality.partial_unexpected_count", "quality.sample_max_chars",
+                "storage.write_parallelism", "spark.small_capture_actions_at_once")  # these two: 0 runs one at a time
+# counts and sizes that something is divided by or made of (a task, a partition, a thread, a file, a part)
+AT_LEAST_ONE = ("spark.shuffle_partitions", "ingest.max_metadata_file_bytes", "ingest.decompression_limit_bytes",
+                "ingest.files_per_task", "ingest.metadata_chunk_bytes", "ingest.output_rows_per_file",
+                "ingest.direct_tasks_per_core")
+# text that names something: empty (or null) would quietly mean "the current folder" or Spark's own default
+NON_EMPTY = ("spark.app_name", "spark.master", "spark.driver_memory", "spark.log_level", "storage.root",
+             "storage.schema", "run.output_dir")
 
 
 class ConfigError(ValueError):

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Mapping, Optional, Tuple, Type, TypeVar
 
-from .config import ENUMS, NON_NEGATIVE, ConfigError, default_conf_dir, load_config
+from .config import AT_LEAST_ONE, ENUMS, NON_EMPTY, NON_NEGATIVE, ConfigError, default_conf_dir, load_config
 
 if TYPE_CHECKING:
     from .reconcile.catalogue import Catalogue
@@ -161,6 +161,8 @@ def _convert(value: Any, kind: Any, where: str) -> Any:
         if not isinstance(value, bool):
             raise ConfigError(f"{where}: expected true or false, got {value!r}")
         return value
+    if value is None:  # str(None) would be the text "None" (a folder of that name, say)
+        raise ConfigError(f"{where}: expected {kind.__name__}, got null")
     try:
         return kind(value)
     except (TypeError, ValueError):
@@ -196,6 +198,10 @@ def section(cfg: Optional[Mapping[str, Any]], cls: Type[S], **extra: Any) -> S:
             raise ConfigError(f"{where}: expected one of {', '.join(allowed)}, got {value!r}")
         if where in NON_NEGATIVE and value < 0:
             raise ConfigError(f"{where}: expected a number >= 0, got {value!r}")
+        if where in AT_LEAST_ONE and value < 1:
+            raise ConfigError(f"{where}: expected a number >= 1, got {value!r}")
+        if where in NON_EMPTY and not value.strip():
+            raise ConfigError(f"{where}: expected a non-empty value, got {value!r}")
         kwargs[f.name] = value
     return cls(**kwargs)
 

@@ -71,11 +71,25 @@ def test_a_partial_section_is_completed_from_the_yaml_and_overrides_win():
     ({"reconcile": {"producer_id_block_size": 0}}, "reconcile.producer_id_block_size: expected a number > 0"),
     ({"ingest": {"direct_records_write": "sometimes"}}, "ingest.direct_records_write: expected true or false"),
     ({"quality": {"check_ids": "X"}}, "quality.check_ids: expected a list"),
+    # session 36: these were accepted (a negative limit, a zero count, the text "None" for a null, an empty path)
+    ({"ingest": {"files_per_task": 0}}, "ingest.files_per_task: expected a number >= 1"),
+    ({"ingest": {"decompression_limit_bytes": -1}}, "ingest.decompression_limit_bytes: expected a number >= 1"),
+    ({"spark": {"shuffle_partitions": 0}}, "spark.shuffle_partitions: expected a number >= 1"),
+    ({"storage": {"commit_retries": -1}}, "storage.commit_retries: expected a number >= 0"),
+    ({"storage": {"root": None}}, "storage.root: expected str, got null"),
+    ({"storage": {"root": " "}}, "storage.root: expected a non-empty value"),
+    ({"run": {"output_dir": ""}}, "run.output_dir: expected a non-empty value"),
+    ({"spark": {"master": None}}, "spark.master: expected str, got null"),
 ])
 def test_bad_values_fail_naming_the_key(cfg, message):
     cls = next(c for c in SECTIONS if c.SECTION == next(iter(cfg)))
     with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
         section(cfg, cls)
+
+
+def test_bad_report_values_fail_naming_the_key():
+    with pytest.raises(ConfigError, match=r"report\.quarantine_days: expected a number >= 0"):
+        Settings.load(None, ["report.quarantine_days=-7"])
 
 
 def test_settings_build_every_section_before_spark_starts():
