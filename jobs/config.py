@@ -28,7 +28,8 @@ NON_NEGATIVE = ("run.progress_seconds", "run.min_capture_ratio", "reconcile.file
                 "storage.commit_retries", "ingest.max_embedded_file_bytes", "ingest.max_segment_scan_bytes",
                 "ingest.segment_summary_bytes", "ingest.direct_first_pass_min_bytes", "reconcile.evidence_max_items",
                 "report.quarantine_days", "quality.partial_unexpected_count", "quality.sample_max_chars",
-                "storage.write_parallelism", "spark.small_capture_actions_at_once")  # these two: 0 runs one at a time
+                # threads at once: 0 runs one at a time, like 1
+                "storage.write_parallelism", "spark.small_capture_actions_at_once")
 # counts and sizes that something is divided by or made of (a task, a partition, a thread, a file, a part)
 AT_LEAST_ONE = ("spark.shuffle_partitions", "ingest.max_metadata_file_bytes", "ingest.decompression_limit_bytes",
                 "ingest.files_per_task", "ingest.metadata_chunk_bytes", "ingest.output_rows_per_file",
@@ -78,16 +79,17 @@ def _merge(base: dict, override: Mapping, source: str, strict: bool, path: str =
         dotted = f"{path}{key}"
         if strict and key not in base:
             raise ConfigError(f"{source}: unknown key {dotted!r}; known keys here: {sorted(base)}")
-        if key in base and isinstance(base[key], dict) and isinstance(value, Mapping):
-            # a free-form map (spark.extra_conf) takes new keys from every source, however many it already has
-            free = tuple(dotted.split(".")) in FREE_FORM_MAPS
-            _merge(base[key], value, source, strict and not free, f"{dotted}.")
-            continue
-        if key in base and isinstance(base[key], dict) and value is None:
-            continue  # an empty section (a YAML "spark:" whose keys are all commented out) changes nothing
-        if strict and key in base and isinstance(base[key], dict):  # a section (or spark.extra_conf) is a mapping
-            raise ConfigError(f"{source}: {dotted} is a section; set its keys one by one ({dotted}.KEY=VALUE), "
-                              f"got {value!r}")
+        if key in base and isinstance(base[key], dict):  # a section, or the free-form spark.extra_conf
+            if value is None:
+                continue  # an empty section (a YAML "spark:" whose keys are all commented out) changes nothing
+            if isinstance(value, Mapping):
+                # a free-form map takes new keys from every source, however many it already has
+                free = tuple(dotted.split(".")) in FREE_FORM_MAPS
+                _merge(base[key], value, source, strict and not free, f"{dotted}.")
+                continue
+            if strict:
+                raise ConfigError(f"{source}: {dotted} is a section; set its keys one by one ({dotted}.KEY=VALUE), "
+                                  f"got {value!r}")
         if strict and key in base and base[key] is not None and value is not None:
             value = _coerce(value, base[key], f"{source}: {dotted}")
         base[key] = copy.deepcopy(value)
