@@ -35,8 +35,9 @@ AT_LEAST_ONE = ("spark.shuffle_partitions", "ingest.max_metadata_file_bytes", "i
                 "ingest.files_per_task", "ingest.metadata_chunk_bytes", "ingest.output_rows_per_file",
                 "ingest.direct_tasks_per_core")
 # text that names something: empty (or null) would quietly mean "the current folder" or Spark's own default
+# (storage.schema may be empty: it names something only with a catalog)
 NON_EMPTY = ("spark.app_name", "spark.master", "spark.driver_memory", "spark.log_level", "storage.root",
-             "storage.schema", "run.output_dir")
+             "run.output_dir")
 
 
 class ConfigError(ValueError):
