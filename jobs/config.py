@@ -21,19 +21,25 @@ ENUMS: Dict[str, Tuple[str, ...]] = {
     "quality.result_format": ("BOOLEAN_ONLY", "BASIC", "SUMMARY", "COMPLETE"),
     "quality.details": ("failed", "all"),
 }
-NON_NEGATIVE = ("run.progress_seconds", "run.min_capture_ratio", "reconcile.file_delete_delay_ms",
-                "reconcile.delete_grace_ms", "reconcile.zk_delete_stuck_after_ms", "reconcile.future_move_stuck_ms",
-                "reconcile.transaction_max_timeout_ms", "reconcile.reassignment_stuck_ms",
-                "spark.small_capture_jvm_below_bytes", "storage.staging_max_age_hours", "spark.interpreted_below_rows",
-                "storage.commit_retries", "ingest.max_embedded_file_bytes", "ingest.max_segment_scan_bytes",
-                "ingest.segment_summary_bytes", "ingest.direct_first_pass_min_bytes", "reconcile.evidence_max_items",
-                "report.quarantine_days", "quality.partial_unexpected_count", "quality.sample_max_chars",
-                # threads at once: 0 runs one at a time, like 1
-                "storage.write_parallelism", "spark.small_capture_actions_at_once")
-# counts and sizes that something is divided by or made of (a task, a partition, a thread, a file, a part)
-AT_LEAST_ONE = ("spark.shuffle_partitions", "ingest.max_metadata_file_bytes", "ingest.decompression_limit_bytes",
-                "ingest.files_per_task", "ingest.metadata_chunk_bytes", "ingest.output_rows_per_file",
-                "ingest.direct_tasks_per_core")
+# the smallest value a number key takes, checked by jobs.settings when a section is built: 0 for limits, delays
+# and ratios (0 means none or off where it means anything); 1 for counts and sizes that work is divided into or made
+# of (a task, a partition, a part, a file). Two thread counts take 0 as one at a time, like 1.
+MINIMUM: Dict[str, int] = {
+    **dict.fromkeys(("run.progress_seconds", "run.min_capture_ratio", "reconcile.file_delete_delay_ms",
+                     "reconcile.delete_grace_ms", "reconcile.zk_delete_stuck_after_ms",
+                     "reconcile.future_move_stuck_ms", "reconcile.transaction_max_timeout_ms",
+                     "reconcile.reassignment_stuck_ms", "reconcile.evidence_max_items",
+                     "spark.small_capture_jvm_below_bytes", "spark.interpreted_below_rows",
+                     "spark.small_capture_actions_at_once", "storage.staging_max_age_hours", "storage.commit_retries",
+                     "storage.write_parallelism", "ingest.max_embedded_file_bytes", "ingest.max_segment_scan_bytes",
+                     "ingest.segment_summary_bytes", "ingest.direct_first_pass_min_bytes", "report.max_rows_in_html",
+                     "report.max_rows_in_md", "report.max_pid_blocks", "report.max_evidence_chars",
+                     "report.trend_runs", "report.quarantine_days", "quality.partial_unexpected_count",
+                     "quality.sample_max_chars"), 0),
+    **dict.fromkeys(("spark.shuffle_partitions", "ingest.max_metadata_file_bytes", "ingest.decompression_limit_bytes",
+                     "ingest.files_per_task", "ingest.metadata_chunk_bytes", "ingest.output_rows_per_file",
+                     "ingest.direct_tasks_per_core"), 1),
+}
 # text that names something: empty (or null) would quietly mean "the current folder" or Spark's own default
 # (storage.schema may be empty: it names something only with a catalog)
 NON_EMPTY = ("spark.app_name", "spark.master", "spark.driver_memory", "spark.log_level", "storage.root",

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Mapping, Optional, Tuple, Type, TypeVar
 
-from .config import AT_LEAST_ONE, ENUMS, NON_EMPTY, NON_NEGATIVE, ConfigError, default_conf_dir, load_config
+from .config import ENUMS, MINIMUM, NON_EMPTY, ConfigError, default_conf_dir, load_config
 
 if TYPE_CHECKING:
     from .reconcile.catalogue import Catalogue
@@ -196,10 +196,9 @@ def section(cfg: Optional[Mapping[str, Any]], cls: Type[S], **extra: Any) -> S:
         allowed = _allowed(where)
         if allowed is not None and value not in allowed:
             raise ConfigError(f"{where}: expected one of {', '.join(allowed)}, got {value!r}")
-        if where in NON_NEGATIVE and value < 0:
-            raise ConfigError(f"{where}: expected a number >= 0, got {value!r}")
-        if where in AT_LEAST_ONE and value < 1:
-            raise ConfigError(f"{where}: expected a number >= 1, got {value!r}")
+        low = MINIMUM.get(where)
+        if low is not None and value < low:
+            raise ConfigError(f"{where}: expected a number >= {low}, got {value!r}")
         if where in NON_EMPTY and not value.strip():
             raise ConfigError(f"{where}: expected a non-empty value, got {value!r}")
         kwargs[f.name] = value

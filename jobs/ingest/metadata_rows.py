@@ -176,8 +176,9 @@ class RecordColumns:
     typed columns of decoded records are filled by one generated function per batch
     (:func:`_trusted_filler_source`). Typed columns are sparse (a record fills 1-8 of 20), so they are
     preallocated and filled by index or slice. ``source`` gives copy_id, source_broker_id, source_file,
-    source_kind, section, snapshot_end_offset, held as runs of one value. A binary log's batches go in as the decoder leaves them (:meth:`add_batch`: no MetadataRecord per
-    record); dump text and tests add records (:meth:`add_many`).
+    source_kind, section, snapshot_end_offset, held as runs of one value. A binary log's batches go in as the
+    decoder leaves them (:meth:`add_batch`: no MetadataRecord per record); dump text and tests add records
+    (:meth:`add_many`).
 
     Example::
 

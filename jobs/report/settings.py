@@ -26,9 +26,6 @@ class ReportSettings:
     fail_on: str  # the run's run.fail_on; write_reports swaps in the run's --fail-on
 
     def __post_init__(self) -> None:
-        for name in ("max_rows_in_html", "max_rows_in_md", "max_pid_blocks", "max_evidence_chars", "trend_runs"):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"report.{name} must be >= 0, got {getattr(self, name)!r}")
         if self.fail_on not in ("info", "warning", "critical", "never"):
             raise ConfigError(f"run.fail_on must be info, warning, critical or never; got {self.fail_on!r}")
         name = self.quarantine_dir_name
