@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import types
@@ -139,3 +140,19 @@ def test_a_text_stream_without_a_byte_buffer_gets_the_same_lines(capsys):
     text = io.StringIO()
     assert decode_command.write_records([SEGMENT], text) == status == 0
     assert [json.loads(line) for line in text.getvalue().splitlines()] == lines and len(lines) == 34  # offsets 26-59
+
+
+def test_lines_to_a_real_file_descriptor_are_the_same_unbuffered_or_not(tmp_path, capsys):
+    """Under PYTHONUNBUFFERED=1 the command writes through a buffer of its own on stdout's descriptor; what
+    lands in the file (text printed before it included) equals what an in-memory stream gets."""
+    _, expected = run(["decode", str(SNAPSHOT), str(SEGMENT)], capsys)
+    code = ("import sys; from jobs import decode_command; print('before'); "
+            f"sys.exit(decode_command.main(['decode', {str(SNAPSHOT)!r}, {str(SEGMENT)!r}]))")
+    for unbuffered in ("1", ""):
+        target = tmp_path / f"out{unbuffered}.jsonl"
+        with open(target, "wb") as sink:
+            proc = subprocess.run([sys.executable, "-c", code], stdout=sink, cwd=Path(__file__).resolve().parents[2],
+                                  env={**os.environ, "PYTHONUNBUFFERED": unbuffered})
+        assert proc.returncode == 0
+        first, *rest = target.read_text().splitlines()
+        assert first == "before" and [json.loads(line) for line in rest] == expected and len(expected) == 57
