@@ -13,6 +13,7 @@ import pytest
 from kafka_dump_lines import parse_dump, tool_output_for
 
 from jobs import decode_command
+from udfs import metadata_log
 from udfs.errors import DecodeError
 from udfs.metadata_record import MetadataRecord
 
@@ -156,3 +157,62 @@ def test_lines_to_a_real_file_descriptor_are_the_same_unbuffered_or_not(tmp_path
         assert proc.returncode == 0
         first, *rest = target.read_text().splitlines()
         assert first == "before" and [json.loads(line) for line in rest] == expected and len(expected) == 57
+
+
+@pytest.fixture
+def doubled_segment(tmp_path):
+    """The devsample segment twice over: sound framing, twice the batches (offsets repeat; the lines say so)."""
+    path = tmp_path / "00000000000000000026.log"
+    path.write_bytes(SEGMENT.read_bytes() * 2)
+    return path
+
+
+def test_a_large_file_is_cut_at_batch_starts_and_its_parts_come_out_in_file_order(doubled_segment, monkeypatch,
+                                                                                  capsys):
+    _, serial = run(["decode", str(doubled_segment)], capsys)
+    monkeypatch.setattr(decode_command, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(decode_command, "_processes", lambda: 3)
+    parts = decode_command._parts(doubled_segment, 3)
+    starts = [b["position"] for b in metadata_log.iter_metadata_batches(doubled_segment)]
+    assert len(parts) == 3 and parts[0][0] == 0 and parts[-1][1] is None
+    assert all(start in starts for start, _ in parts) and [e for _, e in parts[:-1]] == [s for s, _ in parts[1:]]
+    status, parallel = run(["decode", str(doubled_segment)], capsys)
+    assert status == 0 and parallel == serial and len(serial) == 2 * 34
+
+
+def test_a_part_whose_process_fails_is_decoded_by_the_parent(doubled_segment, monkeypatch, capsys):
+    _, serial = run(["decode", str(doubled_segment), str(SNAPSHOT)], capsys)
+    monkeypatch.setattr(decode_command, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(decode_command, "_processes", lambda: 2)
+
+    def dies(*_args):
+        raise SystemExit(3)
+
+    monkeypatch.setattr(decode_command, "_part_into", dies)
+    status, lines = run(["decode", str(doubled_segment), str(SNAPSHOT)], capsys)
+    assert status == 0 and lines == serial
+
+
+def test_unsound_framing_is_decoded_in_one_pass_where_the_error_is(tmp_path, monkeypatch):
+    broken = tmp_path / "00000000000000000026.log"
+    data = SEGMENT.read_bytes()
+    broken.write_bytes(data + data[:-10])  # the second copy's last batch cut short
+    monkeypatch.setattr(decode_command, "PARALLEL_MIN_BYTES", 0)
+    assert decode_command._parts(broken, 2) == [(0, None)]
+    assert decode_command._parts(broken.with_name("missing.log"), 2) == [(0, None)]
+    assert decode_command._parts(SNAPSHOT, 1) == [(0, None)]
+
+
+def test_parts_decoded_by_child_processes_reach_a_real_file_in_order(doubled_segment, tmp_path, capsys):
+    """The parallel path through stdout's own descriptor: what was printed before comes first, no line twice."""
+    _, expected = run(["decode", str(doubled_segment)], capsys)
+    code = ("import sys; from jobs import decode_command; decode_command.PARALLEL_MIN_BYTES = 0; "
+            "decode_command._processes = lambda: 3; print('before'); "
+            f"sys.exit(decode_command.main(['decode', {str(doubled_segment)!r}]))")
+    target = tmp_path / "out.jsonl"
+    with open(target, "wb") as sink:
+        proc = subprocess.run([sys.executable, "-c", code], stdout=sink, cwd=Path(__file__).resolve().parents[2],
+                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.returncode == 0
+    first, *rest = target.read_text().splitlines()
+    assert first == "before" and [json.loads(line) for line in rest] == expected and len(expected) == 68
