@@ -4,9 +4,11 @@ The controller appends batches here as they happen (segments roll every ``metada
 Snapshots are recorded as *points* (end offset, epoch, last contained timestamp, a frozen image) and only
 those some broker still retains are encoded at the end. Each broker's copy is the master up to the offset it
 had replicated when it went down (running brokers: all of it), with Kafka's snapshot retention applied at
-that broker's "now" (KafkaMetadataLog.cleanSnapshots: a snapshot older than ``metadata.max.retention.ms``
-with a newer one after it is deleted, the log start offset moves to the next snapshot and segments wholly
-below it are deleted; the active segment never is).
+that broker's "now" (KafkaRaftLog.maybeClean, Kafka's order: first ``metadata.max.retention.bytes``, the
+oldest snapshot deleted while the copy's segments and snapshots together are larger; then
+``metadata.max.retention.ms``, a snapshot older than that with a newer one after it deleted; each deletion
+moves the log start offset to the next snapshot and deletes the segments wholly below it; the active segment
+and the newest snapshot never are).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from .image import Record
 SEGMENT_MS = 7 * DAY  # metadata.log.segment.ms (LogConfig.DEFAULT_SEGMENT_MS)
 SEGMENT_BYTES = 1 << 30  # metadata.log.segment.bytes
 RETENTION_MS = 7 * DAY  # metadata.max.retention.ms
+RETENTION_BYTES = 100 * 1024 * 1024  # metadata.max.retention.bytes (MetadataLogConfig's default)
 INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
 MAX_RECORDS_PER_BATCH = 2000
 
@@ -165,13 +168,31 @@ class MetadataLog:
             end = info.last_offset + 1
         return end
 
-    def plan_copy(self, end_offset: int, now_ms: int) -> CopyPlan:
-        """A broker's copy: the master up to ``end_offset``, snapshots it took, retention at ``now_ms``."""
+    def plan_copy(self, end_offset: int, now_ms: int,
+                  snapshot_size: Optional[Callable[[SnapshotPoint], int]] = None) -> CopyPlan:
+        """A broker's copy: the master up to ``end_offset``, snapshots it took, retention at ``now_ms``.
+
+        ``snapshot_size`` gives a snapshot file's size in bytes (the writer encodes it to know); without it the
+        size rule is not applied (callers that only ask which offsets a copy holds)."""
         points = [p for p in self.snapshots if p.end_offset <= end_offset and p.taken_ms <= now_ms]
         log_start = 0
-        while len(points) >= 2 and now_ms - points[0].last_ts > RETENTION_MS:
+        # Kafka applies the size rule first; each rule deletes oldest snapshots, and what the copy holds only
+        # shrinks with each deletion, so time first gives the same copy and asks the size of retained ones only
+        while len(points) >= 2 and now_ms - points[0].last_ts > RETENTION_MS:  # cleanSnapshotsRetentionMs
             log_start = points[1].end_offset
             points = points[1:]
+        if snapshot_size is not None:  # cleanSnapshotsRetentionSize
+            snapshot_bytes = sum(snapshot_size(p) for p in points)
+            while len(points) >= 2 and (sum(size for _, size in self._held_segments(end_offset, log_start))
+                                        + snapshot_bytes > RETENTION_BYTES):
+                snapshot_bytes -= snapshot_size(points[0])
+                log_start = points[1].end_offset
+                points = points[1:]
+        return CopyPlan(end_offset, now_ms, points, log_start, self._held_segments(end_offset, log_start))
+
+    def _held_segments(self, end_offset: int, log_start: int) -> List[Tuple[Segment, int]]:
+        """``(segment, bytes of it held)`` of a copy ending at ``end_offset`` whose log starts at ``log_start``:
+        a segment wholly below the log start is deleted (UnifiedLog.deleteOldSegments), the last never."""
         segments: List[Tuple[Segment, int]] = []
         held = [s for s in self.segments if s.base_offset < end_offset]
         for i, seg in enumerate(held):
@@ -183,7 +204,7 @@ class MetadataLog:
             if is_last:
                 size = self._bytes_upto(self.segments.index(seg), end_offset)
             segments.append((seg, size))
-        return CopyPlan(end_offset, now_ms, points, log_start, segments)
+        return segments
 
     def _segment_batches(self, segment_index: int) -> List[BatchInfo]:
         """The batches of one segment (indexed once; copies of many brokers ask again and again)."""

@@ -22,6 +22,7 @@ from .clock import SECOND, iso_utc
 from .epoch_history import EpochHistories, current_leader_epoch
 from .fleet import Broker, LogDir, OtherEntry, Replica
 from .metalog import (
+    RETENTION_BYTES,
     CopyPlan,
     MetadataLog,
     SnapshotPoint,
@@ -321,11 +322,7 @@ class CaptureWriter:
                 continue  # a ZooKeeper broker, or a node that holds no metadata log (a spare host's old disk)
             end = broker.metadata_cut if broker.metadata_cut is not None else log.next_offset
             now = broker.down_since_ms if not broker.running and broker.down_since_ms else self.sim.capture_ms
-            plans[broker.broker_id] = log.plan_copy(end, now)
-        for plan in plans.values():
-            for point in plan.snapshots:
-                if point.end_offset not in encoded:
-                    encoded[point.end_offset] = self._encode_snapshot(log, point)
+            plans[broker.broker_id] = log.plan_copy(end, now, self._snapshot_size)
         for broker_id, plan in plans.items():
             broker = self.sim.fleet[broker_id]
             log_dir = next(d for d in broker.log_dirs if d.holds_metadata_log)
@@ -333,19 +330,26 @@ class CaptureWriter:
 
     def _controller_dump(self, log: MetadataLog, encoded: Dict[int, str]) -> None:
         """kafka-dump-log text of the (uncaptured) KRaft controller's log: its retained segments + snapshot."""
-        plan = log.plan_copy(log.next_offset, self.sim.capture_ms)
+        plan = log.plan_copy(log.next_offset, self.sim.capture_ms, self._snapshot_size)
         paths = [seg.path for seg, _ in plan.segments]
         if plan.snapshots:
-            point = plan.snapshots[-1]
-            if point.end_offset not in encoded:
-                encoded[point.end_offset] = self._encode_snapshot(log, point)
-            paths.append(encoded[point.end_offset])
+            paths.append(self._snapshot_file(plan.snapshots[-1]))
         out_dir = os.path.join(self.out, "dump-log")
         self.tree.mkdir(out_dir, self.sim.capture_ms)
         node = self.sim.dump_controller_log
         path = os.path.join(out_dir, f"controller-{node}-cluster-metadata.txt")
         dump_log.write_dump(paths, f"/var/lib/kafka/controller-{node}/{METADATA_DIR}", path)
         os.utime(path, ns=(_ns(self.sim.capture_ms),) * 2)
+
+    def _snapshot_file(self, point: SnapshotPoint) -> str:
+        """The snapshot's file, encoded the first time it is asked for (once for every copy holding it)."""
+        if point.end_offset not in self.encoded:
+            self.encoded[point.end_offset] = self._encode_snapshot(self.sim.log, point)
+        return self.encoded[point.end_offset]
+
+    def _snapshot_size(self, point: SnapshotPoint) -> int:
+        """A snapshot file's size, for metadata.max.retention.bytes (MetadataLog.plan_copy)."""
+        return os.path.getsize(self._snapshot_file(point))
 
     def _encode_snapshot(self, log: MetadataLog, point: SnapshotPoint) -> str:
         path = os.path.join(log.work_dir, codec.snapshot_name(point.end_offset, point.epoch))
@@ -482,6 +486,7 @@ class CaptureWriter:
             "brokers": brokers,
             "controller": self._controller_info(),
             "config": {"file.delete.delay.ms": 60000, "metadata.max.retention.ms": 604800000,
+                       "metadata.max.retention.bytes": RETENTION_BYTES,
                        "metadata.log.segment.ms": sim.metadata_segment_ms},
             "notes": " ".join(sim.notes),
             "generator": {"tool": "kafka-recon simulate", "brokers": len(sim.broker_ids),
