@@ -75,10 +75,16 @@ def ensure_class_archive(timeout: float) -> dict:
 # ---------------------------------------------------------------------------------------------- fleets
 
 
+# Part of every fleet's cache key: bump it when the simulator writes a fleet differently, so no bench measures a
+# fleet an older simulator wrote (2: metadata.max.retention.bytes, session 37: a 400k fleet's voters keep 4
+# snapshots, not 7).
+FLEET_MODEL = 2
+
+
 def fleet_key(replicas: str, metadata: int, copies: Optional[int] = None, seed: int = 42) -> str:
     brokers, per_broker = SIZES[replicas]
     suffix = "" if copies is None else f"-c{copies}"
-    return f"fleet-healthy-s{seed}-b{brokers}-d{LOG_DIRS}-p{per_broker}-m{metadata}{suffix}-packed"
+    return f"fleet-healthy-s{seed}-b{brokers}-d{LOG_DIRS}-p{per_broker}-m{metadata}{suffix}-v{FLEET_MODEL}-packed"
 
 
 def ensure_fleet(replicas: str, metadata: int, timeout: float, copies: Optional[int] = None) -> dict:
