@@ -215,18 +215,25 @@ def _write_file(path: Path, write: Callable[[bytes], Any], flush: Callable[[], A
         return _write_lines(path, write, named)
     flush()  # a child ends with os._exit and never writes what it inherits; flushed so it holds nothing anyway
     fork = multiprocessing.get_context("fork")
-    spools, children = [], []
+    spools: List[Any] = []
+    children: List[Any] = []  # None: no child for that part (no temporary file or process could be had)
     try:
         for start, end in parts[1:]:
-            spool = tempfile.TemporaryFile()
-            spools.append(spool)
-            child = fork.Process(target=_part_into, args=(path, start, end, named, spool.fileno()), daemon=True)
-            child.start()
-            children.append(child)
+            spools.append(None)
+            children.append(None)
+            try:
+                spools[-1] = tempfile.TemporaryFile()
+                child = fork.Process(target=_part_into, args=(path, start, end, named, spools[-1].fileno()),
+                                     daemon=True)
+                child.start()
+                children[-1] = child
+            except OSError:
+                pass  # this part is decoded here, after the one before it
         status = _write_lines(path, write, named, *parts[0])
         for (start, end), spool, child in zip(parts[1:], spools, children, strict=True):
-            child.join()
-            if child.exitcode != 0:
+            if child is not None:
+                child.join()
+            if child is None or child.exitcode != 0:
                 status = max(status, _write_lines(path, write, named, start, end))
                 continue
             spool.seek(0)
@@ -235,11 +242,12 @@ def _write_file(path: Path, write: Callable[[bytes], Any], flush: Callable[[], A
         return status
     finally:
         for child in children:
-            if child.is_alive():
+            if child is not None and child.is_alive():
                 child.terminate()
                 child.join()
         for spool in spools:
-            spool.close()
+            if spool is not None:
+                spool.close()
 
 
 def write_records(paths: Sequence[Path], out: TextIO) -> int:

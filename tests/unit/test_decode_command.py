@@ -192,6 +192,14 @@ def test_a_part_whose_process_fails_is_decoded_by_the_parent(doubled_segment, mo
     status, lines = run(["decode", str(doubled_segment), str(SNAPSHOT)], capsys)
     assert status == 0 and lines == serial
 
+    def no_room(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(decode_command.tempfile, "TemporaryFile", no_room)  # no spool: the part is decoded here
+    monkeypatch.setattr(decode_command, "_processes", lambda: 3)
+    status, lines = run(["decode", str(doubled_segment), str(SNAPSHOT)], capsys)
+    assert status == 0 and lines == serial
+
 
 def test_unsound_framing_is_decoded_in_one_pass_where_the_error_is(tmp_path, monkeypatch):
     broken = tmp_path / "00000000000000000026.log"
