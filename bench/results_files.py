@@ -108,7 +108,7 @@ def write_markdown(path: str, machine: dict, fleets: List[dict], runs: List[dict
                 lines.append(f"| {name} | {d['records']:,} | {d['wall_s']} | {d['cpu_s']} | {d['records_per_s_cpu']:,} |")
         command = decode.get("command", {})
         if command.get("ok"):
-            lines.append(f"| `kafka-recon decode` command, JSON lines to a file (whole process) | {command['records']:,} | "
+            lines.append(f"| `kafka-recon decode` command, JSON lines to a file (whole command: a process per core, CPU summed) | {command['records']:,} | "
                          f"{command['wall_s']} | {command['cpu_s']} | {int(command['records'] / command['cpu_s']):,} |")
         elif command:
             lines.append(f"| `kafka-recon decode` command | failed: {command} | | | |")
