@@ -139,7 +139,7 @@ class CaptureWriter:
             if on_written is not None:
                 on_written(group)
         if self.sim.kraft is not None and self.sim.capture_metadata_log and self.sim.dump_controller_log is not None:
-            self._controller_dump(self.sim.log, self.encoded)
+            self._controller_dump(self.sim.log)
         if self.sim.zk_tree is not None:
             self._zk_artifacts()
         self._json_files()
@@ -328,7 +328,7 @@ class CaptureWriter:
             log_dir = next(d for d in broker.log_dirs if d.holds_metadata_log)
             self._write_copy(broker, log_dir, plan, encoded)
 
-    def _controller_dump(self, log: MetadataLog, encoded: Dict[int, str]) -> None:
+    def _controller_dump(self, log: MetadataLog) -> None:
         """kafka-dump-log text of the (uncaptured) KRaft controller's log: its retained segments + snapshot."""
         plan = log.plan_copy(log.next_offset, self.sim.capture_ms, self._snapshot_size)
         paths = [seg.path for seg, _ in plan.segments]
