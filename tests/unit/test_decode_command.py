@@ -201,12 +201,16 @@ def test_a_part_whose_process_fails_is_decoded_by_the_parent(doubled_segment, mo
     assert status == 0 and lines == serial
 
 
-def test_unsound_framing_is_decoded_in_one_pass_where_the_error_is(tmp_path, monkeypatch):
+def test_unsound_framing_is_decoded_in_one_pass_where_the_error_is(tmp_path, monkeypatch, capsys):
     broken = tmp_path / "00000000000000000026.log"
     data = SEGMENT.read_bytes()
     broken.write_bytes(data + data[:-10])  # the second copy's last batch cut short
+    _, serial = run(["decode", str(broken)], capsys)
     monkeypatch.setattr(decode_command, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(decode_command, "_processes", lambda: 2)
     assert decode_command._parts(broken, 2) == [(0, None)]
+    status, lines = run(["decode", str(broken)], capsys)
+    assert status == 0 and lines == serial and lines[-1]["error"]["kind"] == "truncated_batch"
     assert decode_command._parts(broken.with_name("missing.log"), 2) == [(0, None)]
     assert decode_command._parts(SNAPSHOT, 1) == [(0, None)]
 
