@@ -55,35 +55,33 @@ def _error_record(kind: str, message: str) -> MetadataRecord:
                           error=DecodeError(kind, message))
 
 
-def _line_batches(path: Path, start: int = 0, end: Optional[int] = None) -> Iterator[tuple]:
-    """``(objects, records)`` a batch at a time: for a binary file, the JSON-line objects of one record batch
-    (``records`` None); otherwise the records themselves (``objects`` None). Records the generated decoders
-    read become their line's dict straight from :class:`udfs.metadata_record.BatchRows` (no MetadataRecord
-    per record: ~0.5 of the ~4 CPU s of the real 1M-record log). ``start``/``end``: a binary file's batches
-    starting in that byte range only (:func:`_parts`)."""
-    kind = file_kind(path)
+def _line_batches(path: Path, kind: Optional[str], start: int = 0, end: Optional[int] = None) -> Iterator[List[dict]]:
+    """The JSON-line objects of one file (:func:`file_kind` ``kind``), a record batch at a time; a file of no
+    kind is one error line. Records the generated decoders read become their line's dict straight from
+    :class:`udfs.metadata_record.BatchRows` (no MetadataRecord per record: ~0.5 of the ~4 CPU s of the real
+    1M-record log). ``start``/``end``: a binary file's batches starting in that byte range only (:func:`_parts`)."""
     if kind is None:
         if not path.is_file():
-            yield None, [_error_record("io_error", f"cannot read {path}: not a readable file")]
+            yield [_error_record("io_error", f"cannot read {path}: not a readable file").as_json_line()]
         else:
-            yield None, [_error_record("unrecognised_file", f"{path.name} is neither a metadata segment, a "
-                                                            "snapshot, nor kafka-dump-log text")]
+            yield [_error_record("unrecognised_file", f"{path.name} is neither a metadata segment, a snapshot, "
+                                                      "nor kafka-dump-log text").as_json_line()]
         return
     if kind == "binary":
         from udfs.metadata_log import iter_metadata_batch_rows
 
         for batch in iter_metadata_batch_rows(path, start=start, end=end):
             if batch.others:
-                yield None, batch.records()
+                yield [record.as_json_line() for record in batch.records()]
             else:
                 yield [{"offset": offset, "type": frame[0], "version": frame[3], "data": data}
-                       for offset, frame, data, _writer in batch.rows], None
+                       for offset, frame, data, _writer in batch.rows]
         return
     from udfs.dump_log_text import iter_dump_log_records  # written separately; imported only when needed
 
     with open(path, encoding="utf-8", errors="replace") as fh:
         for record in iter_dump_log_records(fh):
-            yield None, [record]
+            yield [record.as_json_line()]
 
 
 def _json_line_encoder() -> Callable[[dict], bytes]:
@@ -135,24 +133,15 @@ def _byte_writer(out: TextIO) -> Iterator[Tuple[Callable[[bytes], Any], Callable
     yield (lambda data: out.write(data.decode("utf-8"))), out.flush
 
 
-def _write_lines(path: Path, write: Callable[[bytes], Any], named: bool, start: int = 0,
-                 end: Optional[int] = None) -> int:
-    """The JSON lines of one file (or of one byte range of a binary file); returns the exit status."""
-    status = 0
+def _write_lines(path: Path, kind: Optional[str], write: Callable[[bytes], Any], named: bool, start: int = 0,
+                 end: Optional[int] = None) -> None:
+    """The JSON lines of one file (or of one byte range of a binary file)."""
     encode = _json_line_encoder()
-    for objects, records in _line_batches(path, start, end):
-        if records is not None:
-            objects = []
-            for record in records:
-                if record.offset == -1 and record.error is not None and record.error.kind in (
-                        "io_error", "unrecognised_file"):
-                    status = 1
-                objects.append(record.as_json_line())
-        for line in objects:
+    for lines in _line_batches(path, kind, start, end):
+        for line in lines:
             if named:
                 line["file"] = str(path)
             write(encode(line))
-    return status
 
 
 # A binary file at least this big is decoded by one process per core (up to MAX_PROCESSES), each taking a part
@@ -199,20 +188,22 @@ def _parts(path: Path, processes: int) -> List[Tuple[int, Optional[int]]]:
 
 
 def _part_into(path: Path, start: int, end: Optional[int], named: bool, fd: int) -> None:
-    """A child process: the lines of one part into the spool file ``fd`` (its exit status says whether it
-    finished; the parent decodes the part itself when not)."""
+    """A child process: the lines of one part of a binary file into the spool file ``fd`` (its exit status
+    says whether it finished; the parent decodes the part itself when not)."""
     with open(fd, "wb", buffering=_WRITE_BUFFER, closefd=False) as spool:
-        _write_lines(path, spool.write, named, start, end)
+        _write_lines(path, "binary", spool.write, named, start, end)
 
 
 def _write_file(path: Path, write: Callable[[bytes], Any], flush: Callable[[], Any], named: bool) -> int:
     """One file's lines, in file order: a large binary file in parts decoded at once by child processes
     (forked; each spools its lines to an unlinked temporary file) while this process writes the first part,
     then copies each child's lines after it. A child that fails leaves its part to this process: the output
-    is the same lines whichever way they were made."""
-    parts = _parts(path, _processes())
+    is the same lines whichever way they were made. Returns the exit status: 1 for a file of no kind."""
+    kind = file_kind(path)
+    parts = _parts(path, _processes()) if kind == "binary" else _WHOLE
     if len(parts) == 1:
-        return _write_lines(path, write, named)
+        _write_lines(path, kind, write, named)
+        return 0 if kind is not None else 1
     flush()  # a child ends with os._exit and never writes what it inherits; flushed so it holds nothing anyway
     fork = multiprocessing.get_context("fork")
     spools: List[Any] = []
@@ -229,17 +220,17 @@ def _write_file(path: Path, write: Callable[[bytes], Any], flush: Callable[[], A
                 children[-1] = child
             except OSError:
                 pass  # this part is decoded here, after the one before it
-        status = _write_lines(path, write, named, *parts[0])
+        _write_lines(path, kind, write, named, *parts[0])
         for (start, end), spool, child in zip(parts[1:], spools, children, strict=True):
             if child is not None:
                 child.join()
             if child is None or child.exitcode != 0:
-                status = max(status, _write_lines(path, write, named, start, end))
+                _write_lines(path, kind, write, named, start, end)
                 continue
             spool.seek(0)
             for chunk in iter(lambda spool=spool: spool.read(_WRITE_BUFFER), b""):
                 write(chunk)
-        return status
+        return 0
     finally:
         for child in children:
             if child is not None and child.is_alive():
