@@ -315,18 +315,13 @@ class CaptureWriter:
 
     def _metadata_copies(self, brokers: List[Broker]) -> None:
         log: MetadataLog = self.sim.log
-        encoded = self.encoded
-        plans: Dict[int, CopyPlan] = {}
         for broker in brokers:
             if broker.mode not in ("kraft", "migration") or not any(d.holds_metadata_log for d in broker.log_dirs):
                 continue  # a ZooKeeper broker, or a node that holds no metadata log (a spare host's old disk)
             end = broker.metadata_cut if broker.metadata_cut is not None else log.next_offset
             now = broker.down_since_ms if not broker.running and broker.down_since_ms else self.sim.capture_ms
-            plans[broker.broker_id] = log.plan_copy(end, now, self._snapshot_size)
-        for broker_id, plan in plans.items():
-            broker = self.sim.fleet[broker_id]
             log_dir = next(d for d in broker.log_dirs if d.holds_metadata_log)
-            self._write_copy(broker, log_dir, plan, encoded)
+            self._write_copy(broker, log_dir, log.plan_copy(end, now, self._snapshot_size))
 
     def _controller_dump(self, log: MetadataLog) -> None:
         """kafka-dump-log text of the (uncaptured) KRaft controller's log: its retained segments + snapshot."""
@@ -359,7 +354,7 @@ class CaptureWriter:
         os.utime(path, ns=(_ns(point.taken_ms), _ns(point.taken_ms)))
         return path
 
-    def _write_copy(self, broker: Broker, log_dir: LogDir, plan: CopyPlan, encoded: Dict[int, str]) -> None:
+    def _write_copy(self, broker: Broker, log_dir: LogDir, plan: CopyPlan) -> None:
         log: MetadataLog = self.sim.log
         parent = self.log_dir_path(broker, log_dir)
         path = os.path.join(parent, METADATA_DIR)
@@ -412,7 +407,7 @@ class CaptureWriter:
             if not broker.running:
                 self.tree.write(fd, codec.producer_snapshot_name(end_offset), codec.producer_snapshot([]), written)
             for point in plan.snapshots:
-                self._link(encoded[point.end_offset], fd, codec.snapshot_name(point.end_offset, point.epoch),
+                self._link(self._snapshot_file(point), fd, codec.snapshot_name(point.end_offset, point.epoch),
                            point.taken_ms)
             epochs = log.epochs_upto(plan.end_offset, plan.log_start)
             self.tree.write(fd, LEADER_EPOCH_FILE, codec.leader_epoch_checkpoint(epochs), written)
