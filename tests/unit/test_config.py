@@ -89,3 +89,20 @@ def test_an_empty_section_in_a_conf_file_changes_nothing(tmp_path):
     conf.write_text("spark:\n  # master: local[4]\nstorage:\n  root: /data/recon\n")
     cfg = load_config(str(conf), env={})
     assert cfg.spark.master == load_config(env={}).spark.master and cfg.storage.root == "/data/recon"
+
+
+def test_every_key_the_value_checks_name_is_a_shipped_key_of_the_right_type():
+    """ENUMS, MINIMUM and NON_EMPTY are keyed by dotted names: a typo there would silently check nothing."""
+    from jobs.config import ENUMS, MINIMUM, NON_EMPTY
+
+    defaults = load_config(env={})
+
+    def shipped(dotted):
+        section, key = dotted.split(".", 1)
+        assert key in defaults[section], dotted
+        return defaults[section][key]
+
+    assert all(isinstance(shipped(k), (int, float)) and not isinstance(shipped(k), bool) for k in MINIMUM)
+    assert all(shipped(k) >= low for k, low in MINIMUM.items())  # the shipped values pass their own bound
+    assert all(isinstance(shipped(k), str) and shipped(k).strip() for k in NON_EMPTY)
+    assert all(shipped(k) in allowed for k, allowed in ENUMS.items())
