@@ -78,31 +78,44 @@ def _batch_flags(batches):
             "source_broker_id": pa.array(out["source_broker_id"], pa.int32())})
 
 
-def _copy_summary(pdf):
-    """One copy's rows (its log batches with their flag, plus snapshot rows) -> its summary row."""
-    import pandas as pd
+def _copy_summary(table):
+    """One copy's rows (its log batches with their flag, plus snapshot rows) -> its summary row.
 
-    log = pdf[pdf["base_offset"].notna()].sort_values("base_offset")
-    spans = [(int(b), int(e) if pd.notna(e) else int(b)) for b, e in zip(log["base_offset"], log["last_offset"],
-                                                                          strict=True)]
+    Arrow in and out (``applyInArrow``): offsets stay 64-bit integers, where the pandas frame of
+    ``applyInPandas`` held a column with nulls as floats (exact only below 2**53). Same speed (the job's one task
+    is ~0.25-0.5 s either way, mostly two Python evaluations' fixed cost: docs/benchmarks.md, session 38)."""
+    import pyarrow as pa
+
+    cols = table.to_pydict()
+    log = sorted(((base, last if last is not None else base, bad is True)
+                  for base, last, bad in zip(cols["base_offset"], cols["last_offset"], cols["bad"], strict=True)
+                  if base is not None), key=lambda span: span[0])
     gap, reach, records = None, None, 0
-    for base, last in spans:
+    for base, last, _bad in log:
         if reach is not None and base > reach + 1 and gap is None:
             gap = reach
         records += max(0, last - max(base, (reach + 1) if reach is not None else base) + 1)
         reach = last if reach is None else max(reach, last)
-    bad = log[log["bad"].astype("boolean").fillna(False).astype(bool)]
-    ends = sorted(set(int(v) for v in pdf["snapshot_end_offset"].dropna()))
-    kinds = sorted(k for k in pdf["source_kind"].dropna().unique())
-    brokers = [int(b) for b in pdf["source_broker_id"].dropna()]
-    return pd.DataFrame([{
-        "copy_id": pdf["copy_id"].iloc[0], "first_offset": spans[0][0] if spans else None,
-        "last_offset": reach, "records": records,
-        "mismatch_at": int(bad["base_offset"].min()) if len(bad) else None, "gap_after_offset": gap,
+    bad = [base for base, _last, flagged in log if flagged]
+    ends = sorted({v for v in cols["snapshot_end_offset"] if v is not None})
+    kinds = sorted({k for k in cols["source_kind"] if k is not None})
+    brokers = [b for b in cols["source_broker_id"] if b is not None]
+    return pa.Table.from_pylist([{
+        "copy_id": cols["copy_id"][0], "first_offset": log[0][0] if log else None, "last_offset": reach,
+        "records": records, "mismatch_at": min(bad) if bad else None, "gap_after_offset": gap,
         "snapshot_end_offset": ends[-1] if ends else None, "snapshot_ends": ends,
         "record_source_kind": kinds[0] if kinds else None, "record_broker_id": brokers[0] if brokers else None,
-    }]).astype({"first_offset": "Int64", "last_offset": "Int64", "mismatch_at": "Int64", "gap_after_offset": "Int64",
-                "snapshot_end_offset": "Int64", "record_broker_id": "Int32"})
+    }], schema=_summary_schema())
+
+
+def _summary_schema():
+    """:data:`SUMMARY_DDL` as an Arrow schema (what ``applyInArrow`` expects back)."""
+    import pyarrow as pa
+
+    return pa.schema([("copy_id", pa.string()), ("first_offset", pa.int64()), ("last_offset", pa.int64()),
+                      ("records", pa.int64()), ("mismatch_at", pa.int64()), ("gap_after_offset", pa.int64()),
+                      ("snapshot_end_offset", pa.int64()), ("snapshot_ends", pa.list_(pa.int64())),
+                      ("record_source_kind", pa.string()), ("record_broker_id", pa.int32())])
 
 
 def _summaries(batches: DataFrame, copy_facts: Sequence[tuple], has_batches: bool = True) -> List[dict]:
@@ -116,7 +129,7 @@ def _summaries(batches: DataFrame, copy_facts: Sequence[tuple], has_batches: boo
         snapshots = batches.where(F.col("section") == "snapshot").select(
             "copy_id", F.lit(None).cast("long").alias("base_offset"), F.lit(None).cast("long").alias("last_offset"),
             F.lit(None).cast("boolean").alias("bad"), "snapshot_end_offset", "source_kind", "source_broker_id")
-        summary = flags.unionByName(snapshots).groupBy("copy_id").applyInPandas(_copy_summary, SUMMARY_DDL)
+        summary = flags.unionByName(snapshots).groupBy("copy_id").applyInArrow(_copy_summary, SUMMARY_DDL)
         by_id = {r["copy_id"]: r.asDict() for r in summary.collect()}
     for copy_id, broker_id, log_dir in copy_facts:
         row = by_id.setdefault(copy_id, {"copy_id": copy_id, "records": 0, "snapshot_ends": []})
