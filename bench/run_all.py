@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -279,8 +280,31 @@ def bench_bronze_1m(segment: str, timeout: float) -> dict:
 
     log = bench_decode.materialise(segment, os.path.join(CACHE, "decode"))
     capture = build_perf_capture(log)
-    print("  real 1M-record log into bronze ...", flush=True)
-    return helper_process(["bronze", capture, os.path.join(CACHE, "runs", "bronze-1m", "tables")], timeout)
+    runs = []
+    for attempt in range(BRONZE_SESSIONS):
+        print(f"  real 1M-record log into bronze ({attempt + 1}/{BRONZE_SESSIONS}) ...", flush=True)
+        run = helper_process(["bronze", capture, os.path.join(CACHE, "runs", "bronze-1m", "tables")], timeout)
+        if not run["ok"]:
+            return run
+        runs.append(run)
+    return bronze_medians(runs)
+
+
+# Target 3's two figures are each the median of this many fresh sessions: one session's first run spread over
+# 9.4-13.6 s within an hour on this 2-core VM (docs/benchmarks.md, session 38), wider than the target's margin
+BRONZE_SESSIONS = 3
+
+
+def bronze_medians(runs: List[dict]) -> dict:
+    """The bronze helper's runs as one result: first, warm and session start each the median of the runs (every
+    run's figures kept under ``samples``); the first run's rows and loads."""
+    out = dict(runs[0])
+    for key in ("first_s", "second_s", "session_s"):
+        out[key] = statistics.median(r[key] for r in runs)
+    out["samples"] = [{k: r[k] for k in ("session_s", "first_s", "second_s", "load_before", "load_after")}
+                      for r in runs]
+    out["load_after"] = runs[-1]["load_after"]
+    return out
 
 
 def helper_process(args: List[str], timeout: float) -> dict:

@@ -96,7 +96,8 @@ def evaluate(runs: List[dict], ingest: Optional[dict], bronze: Optional[dict],
         targets.append(("driver memory flat as inputs grow", "needs >= 2 sizes", "n/a"))
     if bronze and bronze.get("ok"):
         targets.append((TARGET_BRONZE_TEXT,
-                        f"warm {bronze['second_s']} s, first {bronze['first_s']} s (load {bronze['load_after']})",
+                        f"warm {bronze['second_s']} s, first {bronze['first_s']} s (medians of "
+                        f"{len(bronze.get('samples') or [bronze])} sessions; load {bronze['load_after']})",
                         verdict(bronze_met(bronze))))
     else:
         targets.append((TARGET_BRONZE_TEXT, "not run / failed", "n/a"))
