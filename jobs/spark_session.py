@@ -193,6 +193,14 @@ SMALL_CAPTURE_CONF = {
     "spark.sql.defaultSizeInBytes": "1024",
 }
 _SESSION_VALUE = "spark.kafka_recon.session_value."  # the session's own value of a key, kept before the first switch
+BROADCAST_KEY = "spark.sql.autoBroadcastJoinThreshold"
+# The large profile's exceptions to "the session's own settings": Spark picks no broadcast join by itself, neither
+# from a plan's size estimate nor under AQE from a shuffle's runtime size (the adaptive threshold falls back to this
+# one). Each broadcast side is built in the driver, several at once: on the 400k fleet they made the driver JVM's
+# peak 2.8-2.9 GiB against ~2.0 without them, growing with the fleet, for a reconcile within noise of it
+# (local-cluster, docs/benchmarks.md session 38). Joins whose side this job knows is small (one row per topic,
+# broker, log dir or copy) still broadcast it: jobs.reconcile.frames.small_side and explicit hints.
+LARGE_CAPTURE_CONF = {BROADCAST_KEY: "-1"}
 
 
 def fit_execution_to_size(spark, settings: SparkSettings, rows: int, scope: str = "run") -> str:
@@ -221,6 +229,9 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int, scope: str 
             elif mode == "interpreted":
                 _keep_session_value(spark, key)
                 value = small
+            elif key in LARGE_CAPTURE_CONF:
+                _keep_session_value(spark, key)
+                value = LARGE_CAPTURE_CONF[key]
             else:
                 value = spark.conf.get(_SESSION_VALUE + key, None) or spark.conf.get(key)
             spark.conf.set(key, value)
@@ -234,6 +245,8 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int, scope: str 
         _remember(spark, _SMALL_KEY, "false")
         return "unchanged"
     _remember(spark, _SMALL_KEY, str(rows < limit).lower())
+    refused_broadcasts = str(settings.extra_conf.get(BROADCAST_KEY, "0")).strip().startswith("-")
+    _remember(spark, _SMALL_SIDES_KEY, str(rows >= limit and not refused_broadcasts).lower())
     if CODEGEN_MODE_KEY in settings.extra_conf:
         mode = "configured"
     _remember(spark, _ACTIONS_KEY, str(actions_at_once(settings, mode)))
@@ -256,6 +269,7 @@ def actions_at_once(settings: SparkSettings, mode: str) -> int:
 
 _ACTIONS_KEY = "spark.kafka_recon.actions_at_once"  # chosen with the profile, read by reconcile
 _SMALL_KEY = "spark.kafka_recon.small_capture"  # whether the profile chosen was the small-capture one
+_SMALL_SIDES_KEY = "spark.kafka_recon.broadcast_small_sides"  # whether known-small join sides are broadcast
 
 
 def _remember(spark, key: str, value: str) -> None:
@@ -272,6 +286,20 @@ def session_small_capture(spark) -> bool:
     try:
         return spark.conf.get(_SMALL_KEY, "false") == "true"
     except Exception:  # noqa: BLE001 - as refused
+        return False
+
+
+def session_broadcasts_small_sides(spark) -> bool:
+    """Whether joins broadcast the sides this job knows are small (:func:`jobs.reconcile.frames.small_side`): in the
+    large profile unless the user turned broadcasts off (``spark.sql.autoBroadcastJoinThreshold`` negative in
+    ``spark.extra_conf``); not in the small-capture profile, where each broadcast is a job of its own. Before any
+    profile was chosen (a notebook calling reconcile on its own session): as that session's threshold says."""
+    try:
+        chosen = spark.conf.get(_SMALL_SIDES_KEY, None)
+        if chosen is not None:
+            return chosen == "true"
+        return not str(spark.conf.get(BROADCAST_KEY, "0")).strip().startswith("-")
+    except Exception:  # noqa: BLE001 - a runtime refusing session conf: Spark's own choice (no hint)
         return False
 
 

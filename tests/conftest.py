@@ -48,9 +48,16 @@ def spark():
 def spark_conf_restored(spark):
     """The execution profile's settings (jobs.spark_session.SMALL_CAPTURE_CONF and the session values kept for
     it) back as they were once the test is done: for tests that switch the profile of the shared session."""
-    from jobs.spark_session import _ACTIONS_KEY, _SESSION_VALUE, _SMALL_KEY, SMALL_CAPTURE_CONF
+    from jobs.spark_session import (
+        _ACTIONS_KEY,
+        _SESSION_VALUE,
+        _SMALL_KEY,
+        _SMALL_SIDES_KEY,
+        SMALL_CAPTURE_CONF,
+    )
 
-    keys = list(SMALL_CAPTURE_CONF) + [_SESSION_VALUE + k for k in SMALL_CAPTURE_CONF] + [_ACTIONS_KEY, _SMALL_KEY]
+    keys = list(SMALL_CAPTURE_CONF) + [_SESSION_VALUE + k for k in SMALL_CAPTURE_CONF] + [_ACTIONS_KEY, _SMALL_KEY,
+                                                                                            _SMALL_SIDES_KEY]
     before = {k: spark.conf.get(k, None) for k in keys}
     yield
     for k, v in before.items():

@@ -7,7 +7,7 @@ from typing import Iterable, Mapping, Sequence
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 
 from jobs.local_frames import local_frame
-from jobs.spark_session import session_small_capture
+from jobs.spark_session import session_broadcasts_small_sides, session_small_capture
 from jobs.tables.spec import TableSpec
 from jobs.tables.table_predicates import conform_exprs
 
@@ -112,13 +112,14 @@ def int_list_text(arr: Column) -> Column:
 
 
 def small_side(df: DataFrame) -> DataFrame:
-    """A join's small side (one row per topic, topic name, log dir or broker), broadcast when the session allows
-    broadcast joins. Why: a checkpointed frame carries no size estimate, so Spark never broadcasts it on its own
-    and shuffles the large side (a row per replica dir) once per join instead: eight exchanges of 400k rows in
-    silver_replicas on the 400k fleet. The small-capture profile turns broadcasts off (each is a job of its own
-    there), and a user's ``spark.sql.autoBroadcastJoinThreshold: -1`` is respected the same way."""
-    threshold = str(df.sparkSession.conf.get("spark.sql.autoBroadcastJoinThreshold", "0")).strip()
-    return df if threshold.startswith("-") else F.broadcast(df)
+    """A join's small side (one row per topic, topic name, log dir or broker), broadcast when the session's profile
+    does (:func:`jobs.spark_session.session_broadcasts_small_sides`). Why: the large profile lets Spark pick no
+    broadcast by itself (its picks by size made the driver's memory grow with the fleet), and a checkpointed frame
+    carries no size estimate anyway, so without the hint the large side (a row per replica dir) is shuffled once
+    per join: eight exchanges of 400k rows in silver_replicas on the 400k fleet. The small-capture profile
+    broadcasts nothing (each broadcast is a job of its own there), and a user's
+    ``spark.sql.autoBroadcastJoinThreshold: -1`` is respected the same way."""
+    return F.broadcast(df) if session_broadcasts_small_sides(df.sparkSession) else df
 
 
 def materialize(df: DataFrame) -> DataFrame:

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.spark_session import _SESSION_VALUE, CODEGEN_MODE_KEY, SMALL_CAPTURE_CONF, fit_execution_to_size
+from jobs.spark_session import (
+    _SESSION_VALUE,
+    BROADCAST_KEY,
+    CODEGEN_MODE_KEY,
+    SMALL_CAPTURE_CONF,
+    fit_execution_to_size,
+    session_broadcasts_small_sides,
+)
 from tests.settings_from import settings_from
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("spark_conf_restored")]
@@ -29,7 +36,9 @@ def test_a_small_capture_gets_the_whole_profile_and_a_large_one_the_sessions_own
     assert {k: spark.conf.get(k) for k in SMALL_CAPTURE_CONF} == SMALL_CAPTURE_CONF
     assert fit_execution_to_size(spark, _limit(500), 10) == "interpreted"  # twice: the session's values kept once
     assert fit_execution_to_size(spark, _limit(500), 10**6) == "compiled"
-    assert {k: spark.conf.get(k) for k in own} == own and spark.conf.get(CODEGEN_MODE_KEY) == "FALLBACK"
+    # the session's own values, but Spark picks no broadcast join by itself (LARGE_CAPTURE_CONF)
+    assert {k: spark.conf.get(k) for k in own} == {**own, "spark.sql.autoBroadcastJoinThreshold": "-1"}
+    assert spark.conf.get(CODEGEN_MODE_KEY) == "FALLBACK"
     # a key the user set in spark.extra_conf is theirs in either mode
     mine = _limit(500, extra_conf={"spark.sql.shuffle.partitions": "3"})
     spark.conf.set("spark.sql.shuffle.partitions", "3")
@@ -109,3 +118,54 @@ def test_the_profile_chosen_sets_how_many_reconcile_actions_run_at_once(spark):
     assert session_actions_at_once(spark) == 1 and not session_small_capture(spark)
     fit_execution_to_size(spark, _limit(500, extra_conf={CODEGEN_MODE_KEY: "NO_CODEGEN"}), 10)  # "configured"
     assert session_actions_at_once(spark) == 1 and session_small_capture(spark)
+
+
+def _joins(df) -> str:
+    """The join operators of ``df``'s executed plan, run to its end (under AQE: the final plan)."""
+    df.collect()
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    return " ".join(sorted({op for op in ("BroadcastHashJoin", "SortMergeJoin") if op in plan}))
+
+
+def test_a_large_capture_broadcasts_only_the_sides_it_knows_are_small(spark):
+    """Spark's own picks (a plan's size estimate, or AQE's runtime size: a 3-row side) stay sort-merge joins;
+    ``small_side`` broadcasts. Before the large profile switched Spark's picks off, AQE broadcast the 3 rows."""
+    from jobs.reconcile.frames import small_side
+
+    # a session of Spark's own broadcast threshold and AQE (the test session's own values are the small profile's)
+    spark.conf.unset(_SESSION_VALUE + BROADCAST_KEY)
+    spark.conf.set(BROADCAST_KEY, "10485760")
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    spark.conf.set("spark.sql.shuffle.partitions", "2")
+    assert fit_execution_to_size(spark, _limit(500), 10**6) == "compiled"
+    assert spark.conf.get(BROADCAST_KEY) == "-1"
+    big = spark.range(0, 2000, 1, 2).selectExpr("id % 3 AS k", "id")
+    small = spark.createDataFrame([(0, "a"), (1, "b"), (2, "c")], "k long, name string")
+    assert session_broadcasts_small_sides(spark)
+    assert _joins(big.join(small, "k")) == "SortMergeJoin"
+    assert _joins(big.join(small_side(small), "k")) == "BroadcastHashJoin"
+
+
+def test_the_users_broadcast_setting_wins_in_either_direction(spark):
+    from jobs.reconcile.frames import small_side
+
+    big = spark.range(0, 2000, 1, 2).selectExpr("id % 3 AS k", "id")
+    small = spark.createDataFrame([(0, "a"), (1, "b"), (2, "c")], "k long, name string")
+    spark.conf.set(BROADCAST_KEY, "10485760")
+    assert fit_execution_to_size(spark, _limit(500, extra_conf={BROADCAST_KEY: "10485760"}), 10**6) == "compiled"
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    assert spark.conf.get(BROADCAST_KEY) == "10485760" and session_broadcasts_small_sides(spark)
+    assert _joins(big.join(small, "k")) == "BroadcastHashJoin"  # Spark's own pick, as the user asked
+    spark.conf.set(BROADCAST_KEY, "-1")
+    assert fit_execution_to_size(spark, _limit(500, extra_conf={BROADCAST_KEY: "-1"}), 10**6) == "compiled"
+    assert not session_broadcasts_small_sides(spark)
+    assert _joins(big.join(small_side(small), "k")) == "SortMergeJoin"
+
+
+def test_a_small_capture_broadcasts_nothing(spark):
+    from jobs.reconcile.frames import small_side
+
+    assert fit_execution_to_size(spark, _limit(500), 10) == "interpreted"
+    assert not session_broadcasts_small_sides(spark)
+    small = spark.createDataFrame([(0, "a")], "k long, name string")
+    assert "BroadcastHashJoin" not in _joins(spark.range(0, 10).selectExpr("id AS k").join(small_side(small), "k"))
