@@ -196,16 +196,17 @@ _SESSION_VALUE = "spark.kafka_recon.session_value."  # the session's own value o
 BROADCAST_KEY = "spark.sql.autoBroadcastJoinThreshold"
 # The large profile's exceptions to "the session's own settings": Spark picks no broadcast join by itself, neither
 # from a plan's size estimate nor under AQE from a shuffle's runtime size (the adaptive threshold falls back to this
-# one). Each broadcast side is built in the driver, several at once: on the 400k fleet they made the driver JVM's
-# peak 2.8-2.9 GiB against ~2.0 without them, growing with the fleet, for a reconcile within noise of it
-# (local-cluster, docs/benchmarks.md session 38). Joins whose side this job knows is small (one row per topic,
+# one). Each broadcast side is built in the driver, several at once: on the 400k fleet AQE's picks made the driver
+# JVM's peak 3.3 GiB against 1.9 without them, growing with the fleet, for the same reconcile time (local-cluster,
+# docs/benchmarks.md session 38). Joins whose side this job knows is small (one row per topic,
 # broker, log dir or copy) still broadcast it: jobs.reconcile.frames.small_side and explicit hints.
 LARGE_CAPTURE_CONF = {BROADCAST_KEY: "-1"}
 
 
 def fit_execution_to_size(spark, settings: SparkSettings, rows: int, scope: str = "run") -> str:
     """Run a small capture with :data:`SMALL_CAPTURE_CONF`, a large one the way the session was configured
-    (compiled expressions); returns the mode chosen: interpreted (the small profile) or compiled.
+    (compiled expressions) but for :data:`LARGE_CAPTURE_CONF`; returns the mode chosen: interpreted (the small
+    profile) or compiled.
 
     A small capture's reconcile runs a few hundred tiny queries: compiling each one (whole-stage codegen, Janino,
     the JIT), and under AQE running each exchange as its own job and re-planning after it, costs more than the
@@ -230,7 +231,6 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int, scope: str 
                 _keep_session_value(spark, key)
                 value = small
             elif key in LARGE_CAPTURE_CONF:
-                _keep_session_value(spark, key)
                 value = LARGE_CAPTURE_CONF[key]
             else:
                 value = spark.conf.get(_SESSION_VALUE + key, None) or spark.conf.get(key)
