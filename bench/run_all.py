@@ -291,7 +291,7 @@ def bench_bronze_1m(segment: str, timeout: float) -> dict:
 
 
 # Target 3's two figures are each the median of this many fresh sessions: one session's first run spread over
-# 9.4-13.6 s within an hour on this 2-core VM (docs/benchmarks.md, session 38), wider than the target's margin
+# 9.2-13.6 s within an hour on this 2-core VM (docs/benchmarks.md, session 38), wider than the target's margin
 BRONZE_SESSIONS = 3
 
 

@@ -109,13 +109,13 @@ def _copy_summary(table):
 
 
 def _summary_schema():
-    """:data:`SUMMARY_DDL` as an Arrow schema (what ``applyInArrow`` expects back)."""
+    """:data:`SUMMARY_DDL` as an Arrow schema (what ``applyInArrow`` expects back), read off the DDL text."""
     import pyarrow as pa
 
-    return pa.schema([("copy_id", pa.string()), ("first_offset", pa.int64()), ("last_offset", pa.int64()),
-                      ("records", pa.int64()), ("mismatch_at", pa.int64()), ("gap_after_offset", pa.int64()),
-                      ("snapshot_end_offset", pa.int64()), ("snapshot_ends", pa.list_(pa.int64())),
-                      ("record_source_kind", pa.string()), ("record_broker_id", pa.int32())])
+    from jobs.tables.spec import arrow_type
+
+    return pa.schema([(name, arrow_type(type_name))
+                      for name, type_name in (column.split(" ", 1) for column in SUMMARY_DDL.split(", "))])
 
 
 def _summaries(batches: DataFrame, copy_facts: Sequence[tuple], has_batches: bool = True) -> List[dict]:
