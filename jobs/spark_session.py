@@ -245,7 +245,7 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int, scope: str 
         _remember(spark, _SMALL_KEY, "false")
         return "unchanged"
     _remember(spark, _SMALL_KEY, str(rows < limit).lower())
-    refused_broadcasts = str(settings.extra_conf.get(BROADCAST_KEY, "0")).strip().startswith("-")
+    refused_broadcasts = _no_broadcasts(settings.extra_conf.get(BROADCAST_KEY, "0"))
     _remember(spark, _SMALL_SIDES_KEY, str(rows >= limit and not refused_broadcasts).lower())
     if CODEGEN_MODE_KEY in settings.extra_conf:
         mode = "configured"
@@ -298,9 +298,14 @@ def session_broadcasts_small_sides(spark) -> bool:
         chosen = spark.conf.get(_SMALL_SIDES_KEY, None)
         if chosen is not None:
             return chosen == "true"
-        return not str(spark.conf.get(BROADCAST_KEY, "0")).strip().startswith("-")
+        return not _no_broadcasts(spark.conf.get(BROADCAST_KEY, "0"))
     except Exception:  # noqa: BLE001 - a runtime refusing session conf: Spark's own choice (no hint)
         return False
+
+
+def _no_broadcasts(threshold) -> bool:
+    """Whether a ``spark.sql.autoBroadcastJoinThreshold`` value turns broadcast joins off (negative)."""
+    return str(threshold).strip().startswith("-")
 
 
 def session_actions_at_once(spark) -> int:
