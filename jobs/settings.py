@@ -45,6 +45,7 @@ class SparkSettings:
     class_archive: bool
     class_archive_dir: str
     fewer_gateway_calls: bool
+    preload_python_workers: bool
     log_level: str
     extra_conf: Dict[str, str]
 

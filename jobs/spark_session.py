@@ -10,7 +10,7 @@ import os
 import re
 import subprocess
 import sys
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from .settings import Settings, SparkSettings
 
@@ -102,6 +102,8 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     )
     if local:
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    for key, value in python_daemon_conf(sp, local).items():  # the user's spark.extra_conf below still wins
+        builder = builder.config(key, value)
     for key, value in user_conf.items():
         builder = builder.config(key, str(value))
     spark = builder.getOrCreate()
@@ -110,6 +112,21 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     if sp.log_level.upper() == "WARN":
         _quiet_loggers(spark)
     return spark
+
+
+# Spark's Python daemon of a session this job starts (spark.preload_python_workers): PySpark's own, after importing
+# what every Python task of the job imports, so the workers it forks start with it (jobs/worker_daemon.py)
+PYTHON_DAEMON_KEY = "spark.python.daemon.module"
+PRELOADING_DAEMON = "jobs.worker_daemon"
+
+
+def python_daemon_conf(settings: SparkSettings, local_master: bool) -> Dict[str, str]:
+    """The Python daemon setting of a session this job starts: the preloading one, or none (PySpark's own). Only
+    on a local master (``local[...]``, ``local-cluster[...]``), whose executors run this interpreter and see this
+    installation: elsewhere an executor without the package installed (code shipped with ``--py-files`` reaches
+    tasks, not the daemon) could start no Python worker at all; such a cluster opts in through
+    ``spark.extra_conf``."""
+    return {PYTHON_DAEMON_KEY: PRELOADING_DAEMON} if settings.preload_python_workers and local_master else {}
 
 
 def get_spark_for_capture(settings: SparkSettings, units: Optional[Sequence[Any]], master: Optional[str] = None):

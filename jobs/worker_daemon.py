@@ -1,0 +1,39 @@
+"""PySpark's Python daemon with the job's decoders imported once, before it forks the workers.
+
+Spark starts one daemon per executor (``python -m <spark.python.daemon.module>``) and forks a worker from it for
+each concurrent Python task. PySpark's own daemon imports nothing: every worker imports pyspark's worker,
+pyarrow, pandas (pyarrow loads it on its first ``pa.array``) and this job's decoders after the fork, ~1 s of CPU
+per worker on a 2-core VM, on the critical path of a small capture or of the first run of a session
+(docs/benchmarks.md, session 39). This daemon imports them first; each forked worker shares them.
+
+PySpark imports after the fork on purpose: a library may start threads on import, and only the forking thread
+survives ``fork``. What this imports starts two (numpy's OpenBLAS pool, jemalloc's background thread in pyarrow);
+both libraries re-arm them in a forked child (``pthread_atfork``). Nothing here runs pyarrow's own thread pools.
+A preload that fails is skipped: the worker then imports it after the fork as PySpark's daemon would, and a
+real import error surfaces in the task that needs the module.
+"""
+from __future__ import annotations
+
+import importlib
+
+# the modules every decoding task imports first (jobs.ingest.decode_tasks reaches the rest of the decoders)
+PRELOADED = ("pyspark.worker", "pandas", "pyarrow", "pyarrow.parquet", "pyarrow.compute",
+             "jobs.ingest.decode_tasks", "jobs.ingest.metadata_sequence", "jobs.ingest.records_direct")
+
+
+def preload(modules=PRELOADED) -> list:
+    """Import ``modules``; returns the names that failed (their workers import them again after the fork)."""
+    failed = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a worker importing it itself reports the real error
+            failed.append(name)
+    return failed
+
+
+if __name__ == "__main__":
+    preload()
+    from pyspark import daemon
+
+    daemon.manager()

@@ -1,0 +1,57 @@
+"""The preloading Python daemon (jobs/worker_daemon.py): what it imports before forking can still be used in a
+forked child (the threads numpy and pyarrow start on import do not deadlock it), a failed preload is reported and
+skipped, and the setting decides whether a session this job starts uses it."""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+
+from jobs.spark_session import PRELOADING_DAEMON, PYTHON_DAEMON_KEY, python_daemon_conf
+from jobs.worker_daemon import PRELOADED, preload
+from tests.settings_from import settings_from
+
+# In a fresh interpreter: preload, fork, and in the child do what a decoding task does with the preloaded
+# libraries (Arrow arrays and compute, a Parquet file, a numpy product, a metadata record decoded); the parent
+# reports the child's exit status. A deadlock shows up as the timeout.
+_FORKED_CHILD = textwrap.dedent("""
+    import io, os, sys
+    import jobs.worker_daemon as daemon
+    failed = daemon.preload()
+    assert not failed, failed
+    loaded = [m for m in daemon.PRELOADED if m in sys.modules]
+    pid = os.fork()
+    if pid == 0:
+        import numpy, pyarrow as pa, pyarrow.compute as pc, pyarrow.parquet as pq
+        from udfs import metadata_log
+        total = pc.sum(pa.array(list(range(100_000)), pa.int64())).as_py()
+        sink = io.BytesIO()
+        pq.write_table(pa.table({"n": pa.array(range(1000))}), sink)
+        rows = pq.read_table(io.BytesIO(sink.getvalue())).num_rows
+        dot = int(numpy.ones((200, 200)) @ numpy.ones(200) @ numpy.ones(200))
+        frame = metadata_log.encode_metadata_frame("TOPIC_RECORD", 0, {"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAAA"})
+        kind, _, _, data, error = metadata_log.decode_metadata_value(frame)
+        ok = total == 4_999_950_000 and rows == 1000 and dot == 40_000 and kind == "TOPIC_RECORD" and error is None
+        os._exit(0 if ok else 3)
+    _, status = os.waitpid(pid, 0)
+    print(len(loaded), os.waitstatus_to_exitcode(status))
+""")
+
+
+def test_what_the_daemon_preloads_works_in_a_forked_worker():
+    out = subprocess.run([sys.executable, "-c", _FORKED_CHILD], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(len(PRELOADED)), "0"]
+
+
+def test_a_module_that_fails_to_import_is_reported_and_the_rest_still_load():
+    assert preload(("json", "jobs.no_such_module", "csv")) == ["jobs.no_such_module"]
+    assert preload(("json",)) == []
+
+
+def test_the_setting_picks_the_daemon_of_a_session_the_job_starts_on_a_local_master():
+    assert python_daemon_conf(settings_from().spark, local_master=True) == {PYTHON_DAEMON_KEY: PRELOADING_DAEMON}
+    assert python_daemon_conf(settings_from("spark.preload_python_workers=false").spark, local_master=True) == {}
+    assert python_daemon_conf(settings_from().spark, local_master=False) == {}  # executors may lack the package
+    assert importlib.util.find_spec(PRELOADING_DAEMON) is not None  # Spark runs `python -m` of this name
