@@ -3,12 +3,15 @@
 Spark starts one daemon per executor (``python -m <spark.python.daemon.module>``) and forks a worker from it for
 each concurrent Python task. PySpark's own daemon imports nothing: every worker imports pyspark's worker,
 pyarrow, pandas (pyarrow loads it on its first ``pa.array``) and this job's decoders after the fork, ~1 s of CPU
-per worker on a 2-core VM, on the critical path of a small capture or of the first run of a session
-(docs/benchmarks.md, session 39). This daemon imports them first; each forked worker shares them.
+per worker on a 2-core VM. This daemon imports them once; each worker forked from it starts with them. It pays
+where a worker starts while others work: the real 1M log's first run into bronze, whose second decoding worker
+started cold, 11.35 -> 10.43 s (docs/benchmarks.md, session 39); where all workers start at once (a small
+capture's first pass) the daemon's imports take about as long as theirs did.
 
 PySpark imports after the fork on purpose: a library may start threads on import, and only the forking thread
 survives ``fork``. What this imports starts two (numpy's OpenBLAS pool, jemalloc's background thread in pyarrow);
-both libraries re-arm them in a forked child (``pthread_atfork``). Nothing here runs pyarrow's own thread pools.
+both libraries handle ``fork`` themselves (``pthread_atfork`` handlers; tests/unit/test_worker_daemon.py uses them
+in a forked child). Nothing here runs pyarrow's own thread pools.
 A preload that fails is skipped: the worker then imports it after the fork as PySpark's daemon would, and a
 real import error surfaces in the task that needs the module.
 """
