@@ -5,7 +5,7 @@ each concurrent Python task. PySpark's own daemon imports nothing: every worker 
 pyarrow, pandas (pyarrow loads it on its first ``pa.array``) and this job's decoders after the fork, ~1 s of CPU
 per worker on a 2-core VM. This daemon imports them once; each worker forked from it starts with them. It pays
 where a worker starts while others work: the real 1M log's first run into bronze, whose second decoding worker
-started cold, 11.35 -> 10.43 s (docs/benchmarks.md, session 39); where all workers start at once (a small
+started cold, 0.4-0.9 s shorter (two sets of alternating runs, docs/benchmarks.md, session 39); where all workers start at once (a small
 capture's first pass) the daemon's imports take about as long as theirs did.
 
 PySpark imports after the fork on purpose: a library may start threads on import, and only the forking thread
