@@ -17,7 +17,10 @@ real import error surfaces in the task that needs the module.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
+import sys
 
 # the modules every decoding task imports first (jobs.ingest.decode_tasks reaches the rest of the decoders)
 PRELOADED = ("pyspark.worker", "pandas", "pyarrow", "pyarrow.parquet", "pyarrow.compute",
@@ -25,13 +28,25 @@ PRELOADED = ("pyspark.worker", "pandas", "pyarrow", "pyarrow.parquet", "pyarrow.
 
 
 def preload(modules=PRELOADED) -> list:
-    """Import ``modules``; returns the names that failed (their workers import them again after the fork)."""
+    """Import ``modules``; returns the names that failed (their workers import them again after the fork).
+
+    Whatever an import writes to standard output goes to standard error instead: the daemon's standard output is
+    where Spark reads the daemon's port, and a stray line there would fail every Python task."""
     failed = []
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a worker importing it itself reports the real error
-            failed.append(name)
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                except Exception:  # noqa: BLE001 - a worker importing it itself reports the real error
+                    failed.append(name)
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
     return failed
 
 

@@ -45,6 +45,16 @@ def test_what_the_daemon_preloads_works_in_a_forked_worker():
     assert out.stdout.split() == [str(len(PRELOADED)), "0"]
 
 
+def test_what_an_import_prints_does_not_reach_the_daemons_standard_output(tmp_path):
+    (tmp_path / "noisy_module.py").write_text("import os\nprint('from print')\nos.write(1, b'from the fd\\n')\n")
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); import jobs.worker_daemon as d; "
+              "failed = d.preload(('noisy_module',)); print('port', failed)")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "port []\n"  # Spark reads the daemon's port here
+    assert "from print" in out.stderr and "from the fd" in out.stderr
+
+
 def test_a_module_that_fails_to_import_is_reported_and_the_rest_still_load():
     assert preload(("json", "jobs.no_such_module", "csv")) == ["jobs.no_such_module"]
     assert preload(("json",)) == []
