@@ -5,15 +5,14 @@ each concurrent Python task. PySpark's own daemon imports nothing: every worker 
 pyarrow, pandas (pyarrow loads it on its first ``pa.array``) and this job's decoders after the fork, ~1 s of CPU
 per worker on a 2-core VM. This daemon imports them once; each worker forked from it starts with them. It pays
 where a worker starts while others work: the real 1M log's first run into bronze, whose second decoding worker
-started cold, 0.4-0.9 s shorter (two sets of alternating runs, docs/benchmarks.md, session 39); where all workers start at once (a small
-capture's first pass) the daemon's imports take about as long as theirs did.
+started cold, is 0.4-0.9 s shorter (two sets of alternating runs; docs/benchmarks.md, session 39). Where all
+workers start at once (a small capture's first pass) the daemon's imports take about as long as theirs did.
 
 PySpark imports after the fork on purpose: a library may start threads on import, and only the forking thread
 survives ``fork``. What this imports starts two (numpy's OpenBLAS pool, jemalloc's background thread in pyarrow);
 both libraries handle ``fork`` themselves (``pthread_atfork`` handlers; tests/unit/test_worker_daemon.py uses them
-in a forked child). Nothing here runs pyarrow's own thread pools.
-A preload that fails is skipped: the worker then imports it after the fork as PySpark's daemon would, and a
-real import error surfaces in the task that needs the module.
+in a forked child). Nothing here runs pyarrow's own thread pools. A module that fails to import is skipped: the
+worker then imports it after the fork as under PySpark's daemon, and the task that needs it reports the error.
 """
 from __future__ import annotations
 
@@ -41,8 +40,8 @@ def preload(modules=PRELOADED) -> list:
             for name in modules:
                 try:
                     importlib.import_module(name)
-                except Exception:  # noqa: BLE001 - a worker importing it itself reports the real error
-                    failed.append(name)
+                except (Exception, SystemExit):  # noqa: BLE001 - a worker importing it itself reports the error
+                    failed.append(name)  # (SystemExit: a module that exits on import must not end the daemon)
     finally:
         sys.stdout.flush()
         os.dup2(saved, 1)

@@ -1,6 +1,7 @@
 """The preloading Python daemon (jobs/worker_daemon.py): what it imports before forking can still be used in a
-forked child (the threads numpy and pyarrow start on import do not deadlock it), a failed preload is reported and
-skipped, and the setting decides whether a session this job starts uses it."""
+forked child (the threads numpy and pyarrow start on import do not deadlock it), an import's prints stay off the
+daemon's standard output, a failed preload (an error or an exit) is reported and skipped, and the setting decides
+whether a session this job starts uses it."""
 from __future__ import annotations
 
 import importlib.util
@@ -55,8 +56,11 @@ def test_what_an_import_prints_does_not_reach_the_daemons_standard_output(tmp_pa
     assert "from print" in out.stderr and "from the fd" in out.stderr
 
 
-def test_a_module_that_fails_to_import_is_reported_and_the_rest_still_load():
-    assert preload(("json", "jobs.no_such_module", "csv")) == ["jobs.no_such_module"]
+def test_a_module_that_fails_to_import_is_reported_and_the_rest_still_load(tmp_path, monkeypatch):
+    (tmp_path / "exits_on_import.py").write_text("import sys\nsys.exit(0)\n")  # as pyspark.sql.connect can
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert preload(("json", "jobs.no_such_module", "exits_on_import", "csv")) == ["jobs.no_such_module",
+                                                                                  "exits_on_import"]
     assert preload(("json",)) == []
 
 
