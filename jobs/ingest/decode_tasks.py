@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional
 import pyarrow as pa
 
 import collector
+from jobs.tables.spec import ddl_fields
 from udfs import pack_reader
 
 from .arrow_walk_fs import ArrowWalkFs
@@ -26,7 +27,7 @@ from .task_gc import fewer_collections
 from .task_inputs import task_rows
 
 UNIT_DDL = "kind string, root string, path string, display string, size long, headless boolean"
-UNIT_FIELDS = tuple(part.split()[0] for part in UNIT_DDL.split(","))
+UNIT_FIELDS = tuple(name for name, _ in ddl_fields(UNIT_DDL))
 
 # PackError kinds (collector) are udfs.errors kinds: bronze_ingest_files keeps the pack's own, most
 # specific reason (unsafe_member, truncated_pack, ...)

@@ -110,12 +110,9 @@ def _copy_summary(table):
 
 def _summary_schema():
     """:data:`SUMMARY_DDL` as an Arrow schema (what ``applyInArrow`` expects back), read off the DDL text."""
-    import pyarrow as pa
+    from jobs.tables.spec import ddl_arrow_schema
 
-    from jobs.tables.spec import arrow_type
-
-    return pa.schema([(name, arrow_type(type_name))
-                      for name, type_name in (column.split(" ", 1) for column in SUMMARY_DDL.split(", "))])
+    return ddl_arrow_schema(SUMMARY_DDL)
 
 
 def _summaries(batches: DataFrame, copy_facts: Sequence[tuple], has_batches: bool = True) -> List[dict]:

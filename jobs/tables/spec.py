@@ -32,6 +32,17 @@ def arrow_type(type_name: str) -> pa.DataType:
         raise ValueError(f"unknown column type {type_name!r}; expected one of {sorted(_ARROW)} or array<T>") from None
 
 
+def ddl_fields(ddl: str) -> Tuple[Tuple[str, str], ...]:
+    """``"a string, b array<long>"`` -> ``(("a", "string"), ("b", "array<long>"))``: the columns of a short DDL text
+    in this module's type language (the few ad-hoc frames no table spec owns: task inputs, per-copy summaries)."""
+    return tuple((name, type_name) for name, type_name in (part.strip().split(None, 1) for part in ddl.split(",")))
+
+
+def ddl_arrow_schema(ddl: str) -> pa.Schema:
+    """:func:`ddl_fields` as an Arrow schema (what ``mapInArrow``/``applyInArrow`` must hand back for that DDL)."""
+    return pa.schema([(name, arrow_type(type_name)) for name, type_name in ddl_fields(ddl)])
+
+
 @dataclass(frozen=True)
 class Column:
     name: str

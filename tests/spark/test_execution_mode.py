@@ -127,6 +127,12 @@ def _joins(df) -> str:
     return " ".join(sorted({op for op in ("BroadcastHashJoin", "SortMergeJoin") if op in plan}))
 
 
+def _large_and_small(spark):
+    """A 2,000-row side and a 3-row side sharing the join key ``k``."""
+    big = spark.range(0, 2000, 1, 2).selectExpr("id % 3 AS k", "id")
+    return big, spark.createDataFrame([(0, "a"), (1, "b"), (2, "c")], "k long, name string")
+
+
 def test_a_large_capture_broadcasts_only_the_sides_it_knows_are_small(spark):
     """Spark's own picks (a plan's size estimate, or AQE's runtime size: a 3-row side) stay sort-merge joins;
     ``small_side`` broadcasts. Before the large profile switched Spark's picks off, AQE broadcast the 3 rows."""
@@ -139,8 +145,7 @@ def test_a_large_capture_broadcasts_only_the_sides_it_knows_are_small(spark):
     spark.conf.set("spark.sql.shuffle.partitions", "2")
     assert fit_execution_to_size(spark, _limit(500), 10**6) == "compiled"
     assert spark.conf.get(BROADCAST_KEY) == "-1"
-    big = spark.range(0, 2000, 1, 2).selectExpr("id % 3 AS k", "id")
-    small = spark.createDataFrame([(0, "a"), (1, "b"), (2, "c")], "k long, name string")
+    big, small = _large_and_small(spark)
     assert session_broadcasts_small_sides(spark)
     assert _joins(big.join(small, "k")) == "SortMergeJoin"
     assert _joins(big.join(small_side(small), "k")) == "BroadcastHashJoin"
@@ -149,8 +154,7 @@ def test_a_large_capture_broadcasts_only_the_sides_it_knows_are_small(spark):
 def test_the_users_broadcast_setting_wins_in_either_direction(spark):
     from jobs.reconcile.frames import small_side
 
-    big = spark.range(0, 2000, 1, 2).selectExpr("id % 3 AS k", "id")
-    small = spark.createDataFrame([(0, "a"), (1, "b"), (2, "c")], "k long, name string")
+    big, small = _large_and_small(spark)
     spark.conf.set(BROADCAST_KEY, "10485760")
     assert fit_execution_to_size(spark, _limit(500, extra_conf={BROADCAST_KEY: "10485760"}), 10**6) == "compiled"
     spark.conf.set("spark.sql.adaptive.enabled", "true")

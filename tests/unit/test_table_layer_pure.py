@@ -15,7 +15,7 @@ from jobs.tables.parquet_files import (
     partition_values_from_dir,
     unescape_path_name,
 )
-from jobs.tables.spec import TableSpec, cols
+from jobs.tables.spec import TableSpec, cols, ddl_arrow_schema, ddl_fields
 from jobs.tables.table_predicates import key_condition, partition_value_text, slice_predicate, sql_literal
 
 UTC = dt.timezone.utc
@@ -219,3 +219,14 @@ def test_store_sweeps_every_table_and_zero_hours_never_sweeps(tmp_path):
     swept = store.sweep_staging(24)
     assert swept == {"t_pure": [f"{stale:%Y%m%dT%H%M%S}-t_pure"], "t_other": [f"{stale:%Y%m%dT%H%M%S}-t_other"]}
     assert [p.name for p in (tmp_path / "t_pure" / "_kr_staging").iterdir()] == [f"{fresh:%Y%m%dT%H%M%S}-t_pure"]
+
+
+def test_a_short_ddl_text_reads_as_names_and_types_and_as_the_arrow_schema_spark_expects():
+    import pyarrow as pa
+
+    ddl = "copy_id string, ends array<long>,  broker int"
+    assert ddl_fields(ddl) == (("copy_id", "string"), ("ends", "array<long>"), ("broker", "int"))
+    assert ddl_arrow_schema(ddl) == pa.schema([("copy_id", pa.string()), ("ends", pa.list_(pa.int64())),
+                                               ("broker", pa.int32())])
+    with pytest.raises(ValueError, match="unknown column type 'float'"):
+        ddl_arrow_schema("x float")
