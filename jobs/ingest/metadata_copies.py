@@ -12,10 +12,15 @@ where it starts and ends, its first hole, and the first offset where it differs 
 authoritative *sequence* is that copy's log, plus, when its log does not reach back to offset 0, the oldest
 snapshot its log continues (Kafka's own "snapshot, then the log after it"); only those files are decoded.
 
-Work stays in Spark (group by base offset, then by copy); one summary row per copy comes back to the driver.
+Work stays in Spark (group by base offset, then by copy); one summary row per copy comes back to the driver,
+carrying what the second pass needs of that copy's files too: whether it holds an offset twice, and where each
+file is cut into parts. One job answers all but one of the second pass's questions (four ran before: ~0.65 s of
+a warm 1M-log ingest, docs/benchmarks.md, session 40); which other copies' files hold batches the authoritative
+copy lacks is a second job, run only when another copy holds log batches.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -23,16 +28,20 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from jobs.local_frames import local_frame
+from jobs.tables.spec import ddl_fields
 
 SOURCE_RANK = {"segment": 0, "dump_log_text": 2}
 COPIES_DDL = ("copy_id string, source_broker_id int, snapshot_end_offset long, first_offset long, last_offset long, "
               "records long, is_authoritative boolean, diverges_at_offset long, gap_after_offset long, "
               "sequence_snapshot_end_offset long, source_kind string, log_dir string")
-FLAGS_DDL = ("copy_id string, base_offset long, last_offset long, bad boolean, snapshot_end_offset long, "
-             "source_kind string, source_broker_id int")
+# what the summary job's per-copy step reads: log batches flagged against the winners ("batch"), snapshot batches
+# ("snapshot") and, when the second pass cuts files, where each 1/CUT_GRAIN of a file starts and ends ("grain")
+PARTS_DDL = ("copy_id string, part string, base_offset long, last_offset long, bad boolean, repeated boolean, "
+             "snapshot_end_offset long, source_kind string, source_broker_id int, source_file string, "
+             "grain_start long, grain_end long")
 SUMMARY_DDL = ("copy_id string, first_offset long, last_offset long, records long, mismatch_at long, "
                "gap_after_offset long, snapshot_end_offset long, snapshot_ends array<long>, record_source_kind string, "
-               "record_broker_id int")
+               "record_broker_id int, repeats_offsets boolean, cut_files array<string>, cut_starts array<array<long>>")
 
 
 @dataclass(frozen=True)
@@ -43,13 +52,26 @@ class Authoritative:
     sequence_snapshot: Optional[int]
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """What one comparison job found: bronze_metadata_copies' rows, the authoritative copy, and what the second
+    pass needs to know of the copies' files, so that it asks Spark nothing more about them."""
+
+    table: DataFrame  # bronze_metadata_copies rows without run columns
+    auth: Optional[Authoritative]
+    repeats_offsets: bool  # the authoritative copy holds some offset twice (two files, or one file twice)
+    cuts: Dict[str, List[int]]  # per file of any copy: where the second pass cuts it (``chunk_bytes`` given)
+    other_log_copies: int  # copies other than the authoritative one holding log batches (0: none to match)
+
+
 def _batch_flags(batches):
-    """Per base offset (all copies' batches starting there): which copies hold something other than the winner."""
+    """Per base offset (all copies' batches starting there): which copies hold something other than the winner,
+    and which hold that offset twice."""
     import pyarrow as pa
 
+    names = ("copy_id", "base_offset", "last_offset", "bad", "repeated", "source_kind", "source_broker_id")
     for batch in batches:
-        out: Dict[str, list] = {k: [] for k in ("copy_id", "base_offset", "last_offset", "bad", "source_kind",
-                                                 "source_broker_id")}
+        out: Dict[str, list] = {k: [] for k in names}
         for base, entries in zip(batch.column("base_offset").to_pylist(), batch.column("e").to_pylist(), strict=True):
             holders: Dict[tuple, set] = {}
             for e in entries:
@@ -61,35 +83,43 @@ def _batch_flags(batches):
             for e in entries:
                 known = e["crc"] is not None
                 differs = e["crc_valid"] is False or (known and (e["leader_epoch"], e["last_offset"], e["crc"]) != winner)
-                if e["copy_id"] in seen:  # the same batch in two files of one copy: flag the offset once
+                if e["copy_id"] in seen:  # the same batch in two files of one copy (or twice in one): one row
                     i = seen[e["copy_id"]]
                     out["bad"][i] = out["bad"][i] or differs
+                    out["repeated"][i] = True
                     continue
                 seen[e["copy_id"]] = len(out["copy_id"])
                 for key, value in (("copy_id", e["copy_id"]), ("base_offset", base), ("last_offset", e["last_offset"]),
-                                   ("bad", differs), ("source_kind", e["source_kind"]),
+                                   ("bad", differs), ("repeated", False), ("source_kind", e["source_kind"]),
                                    ("source_broker_id", e["source_broker_id"])):
                     out[key].append(value)
-        n = len(out["copy_id"])
-        yield pa.RecordBatch.from_pydict({
-            "copy_id": pa.array(out["copy_id"], pa.string()), "base_offset": pa.array(out["base_offset"], pa.int64()),
-            "last_offset": pa.array(out["last_offset"], pa.int64()), "bad": pa.array(out["bad"], pa.bool_()),
-            "snapshot_end_offset": pa.nulls(n, pa.int64()), "source_kind": pa.array(out["source_kind"], pa.string()),
-            "source_broker_id": pa.array(out["source_broker_id"], pa.int32())})
+        schema, n = _parts_schema(), len(out["copy_id"])
+        out["part"] = ["batch"] * n
+        yield pa.RecordBatch.from_arrays([pa.array(out[f.name], f.type) if f.name in out else pa.nulls(n, f.type)
+                                          for f in schema], schema=schema)
 
 
-def _copy_summary(table):
-    """One copy's rows (its log batches with their flag, plus snapshot rows) -> its summary row.
+def _parts_schema():
+    from jobs.tables.spec import ddl_arrow_schema
+
+    return ddl_arrow_schema(PARTS_DDL)
+
+
+def _copy_summary(chunk_bytes: int, table):
+    """One copy's rows (:data:`PARTS_DDL`) -> its summary row (:data:`SUMMARY_DDL`).
 
     Arrow in and out (``applyInArrow``): offsets stay 64-bit integers, where the pandas frame of
     ``applyInPandas`` held a column with nulls as floats (exact only below 2**53). Same speed (the job's one task
     is ~0.25-0.5 s either way, mostly two Python evaluations' fixed cost: docs/benchmarks.md, session 38)."""
     import pyarrow as pa
 
+    from .metadata_sequence import balanced_cuts
+
     cols = table.to_pydict()
-    log = sorted(((base, last if last is not None else base, bad is True)
-                  for base, last, bad in zip(cols["base_offset"], cols["last_offset"], cols["bad"], strict=True)
-                  if base is not None), key=lambda span: span[0])
+    rows = [dict(zip(cols, values, strict=True)) for values in zip(*cols.values(), strict=True)]
+    batch_rows = [r for r in rows if r["part"] == "batch" and r["base_offset"] is not None]
+    log = sorted(((r["base_offset"], r["last_offset"] if r["last_offset"] is not None else r["base_offset"],
+                   r["bad"] is True) for r in batch_rows), key=lambda span: span[0])
     gap, reach, records = None, None, 0
     for base, last, _bad in log:
         if reach is not None and base > reach + 1 and gap is None:
@@ -97,14 +127,23 @@ def _copy_summary(table):
         records += max(0, last - max(base, (reach + 1) if reach is not None else base) + 1)
         reach = last if reach is None else max(reach, last)
     bad = [base for base, _last, flagged in log if flagged]
-    ends = sorted({v for v in cols["snapshot_end_offset"] if v is not None})
-    kinds = sorted({k for k in cols["source_kind"] if k is not None})
-    brokers = [b for b in cols["source_broker_id"] if b is not None]
+    snapshot_rows = [r for r in rows if r["part"] == "snapshot"]
+    ends = sorted({r["snapshot_end_offset"] for r in snapshot_rows if r["snapshot_end_offset"] is not None})
+    described = batch_rows + snapshot_rows
+    kinds = sorted({r["source_kind"] for r in described if r["source_kind"] is not None})
+    brokers = [r["source_broker_id"] for r in described if r["source_broker_id"] is not None]
+    grains: Dict[str, List[Tuple[int, int]]] = {}
+    for r in rows:
+        if r["part"] == "grain":
+            grains.setdefault(r["source_file"], []).append((r["grain_start"], r["grain_end"]))
+    files = sorted(grains) if chunk_bytes > 0 else []
     return pa.Table.from_pylist([{
         "copy_id": cols["copy_id"][0], "first_offset": log[0][0] if log else None, "last_offset": reach,
         "records": records, "mismatch_at": min(bad) if bad else None, "gap_after_offset": gap,
         "snapshot_end_offset": ends[-1] if ends else None, "snapshot_ends": ends,
         "record_source_kind": kinds[0] if kinds else None, "record_broker_id": brokers[0] if brokers else None,
+        "repeats_offsets": any(r["repeated"] is True for r in described),
+        "cut_files": files, "cut_starts": [balanced_cuts(sorted(grains[f]), chunk_bytes) for f in files],
     }], schema=_summary_schema())
 
 
@@ -115,18 +154,42 @@ def _summary_schema():
     return ddl_arrow_schema(SUMMARY_DDL)
 
 
-def _summaries(batches: DataFrame, copy_facts: Sequence[tuple], has_batches: bool = True) -> List[dict]:
-    """One Spark job: group log batches by base offset to find each winner, then by copy to summarise it."""
+def _parts(batches: DataFrame, chunk_bytes: int) -> DataFrame:
+    """The summary's input (:data:`PARTS_DDL`): log batches grouped by base offset to find each winner, snapshot
+    batches per offset of each snapshot, and (``chunk_bytes`` > 0) each file's grains for the second pass's cuts."""
+    from .metadata_sequence import CUT_GRAIN
+
+    log = batches.where((F.col("section") == "log") & F.col("base_offset").isNotNull())
+    entry = F.struct("copy_id", "last_offset", "leader_epoch", "crc", "crc_valid", "source_kind", "source_broker_id")
+    parts = [log.groupBy("base_offset").agg(F.collect_list(entry).alias("e")).mapInArrow(_batch_flags, PARTS_DDL)]
+    parts.append(batches.where(F.col("section") == "snapshot")
+                 .groupBy("copy_id", "snapshot_end_offset", "base_offset")
+                 .agg(F.min("source_kind").alias("source_kind"), F.min("source_broker_id").alias("source_broker_id"),
+                      (F.col("base_offset").isNotNull() & (F.count(F.lit(1)) > 1)).alias("repeated"))
+                 .withColumn("part", F.lit("snapshot")))
+    if chunk_bytes > 0:
+        grain = max(1, chunk_bytes // CUT_GRAIN)
+        parts.append(batches.where(F.col("base_offset").isNotNull() & F.col("position").isNotNull())
+                     .groupBy("copy_id", "source_file", F.floor(F.col("position") / F.lit(grain)).alias("grain"))
+                     .agg(F.min("position").alias("grain_start"),
+                          F.max(F.col("position") + F.coalesce(F.col("size_bytes"), F.lit(0))).alias("grain_end"))
+                     .withColumn("part", F.lit("grain")))
+    fields = ddl_fields(PARTS_DDL)
+
+    def aligned(part: DataFrame) -> DataFrame:
+        present = set(part.columns)
+        return part.selectExpr(*[f"`{n}`" if n in present else f"CAST(NULL AS {t}) AS `{n}`" for n, t in fields])
+
+    return functools.reduce(DataFrame.unionByName, [aligned(part) for part in parts])
+
+
+def _summaries(batches: DataFrame, copy_facts: Sequence[tuple], has_batches: bool = True,
+               chunk_bytes: int = 0) -> List[dict]:
+    """One Spark job: each copy's summary row from :func:`_parts`, grouped by copy."""
     by_id: Dict[str, dict] = {}
     if has_batches:
-        log = batches.where((F.col("section") == "log") & F.col("base_offset").isNotNull())
-        entry = F.struct("copy_id", "last_offset", "leader_epoch", "crc", "crc_valid", "source_kind",
-                         "source_broker_id")
-        flags = log.groupBy("base_offset").agg(F.collect_list(entry).alias("e")).mapInArrow(_batch_flags, FLAGS_DDL)
-        snapshots = batches.where(F.col("section") == "snapshot").select(
-            "copy_id", F.lit(None).cast("long").alias("base_offset"), F.lit(None).cast("long").alias("last_offset"),
-            F.lit(None).cast("boolean").alias("bad"), "snapshot_end_offset", "source_kind", "source_broker_id")
-        summary = flags.unionByName(snapshots).groupBy("copy_id").applyInArrow(_copy_summary, SUMMARY_DDL)
+        summary = _parts(batches, chunk_bytes).groupBy("copy_id").applyInArrow(
+            functools.partial(_copy_summary, chunk_bytes), SUMMARY_DDL)
         by_id = {r["copy_id"]: r.asDict() for r in summary.collect()}
     for copy_id, broker_id, log_dir in copy_facts:
         row = by_id.setdefault(copy_id, {"copy_id": copy_id, "records": 0, "snapshot_ends": []})
@@ -141,6 +204,8 @@ def _summaries(batches: DataFrame, copy_facts: Sequence[tuple], has_batches: boo
         d["source_kind"] = "segment" if d["log_dir"] else (d["record_source_kind"] or "segment")
         d["records"] = int(d.get("records") or 0)
         d["snapshot_ends"] = list(d.get("snapshot_ends") or [])
+        d["repeats_offsets"] = bool(d.get("repeats_offsets"))
+        d["cuts"] = dict(zip(d.get("cut_files") or [], [list(c) for c in d.get("cut_starts") or []], strict=True))
         out.append(d)
     return out
 
@@ -166,9 +231,9 @@ def _sequence_snapshot(auth: dict, snapshot_ends: List[int]) -> Optional[int]:
     return min(continued) if continued else max(snapshot_ends)
 
 
-def compute_copies(batches: DataFrame, copy_facts: Iterable[tuple], has_batches: bool = True
-                   ) -> Tuple[DataFrame, Optional[Authoritative]]:
-    """(rows of bronze_metadata_copies without run columns, the authoritative copy or None).
+def compute_copies(batches: DataFrame, copy_facts: Iterable[tuple], has_batches: bool = True,
+                   chunk_bytes: int = 0) -> Comparison:
+    """The copies compared in one Spark job (:class:`Comparison`).
 
     ``diverges_at_offset`` is the base offset of the first batch where a copy holds something other than the
     winning batch (highest epoch, then most copies): exactly where it differs from the authoritative copy
@@ -178,9 +243,11 @@ def compute_copies(batches: DataFrame, copy_facts: Iterable[tuple], has_batches:
     :param copy_facts: ``(copy_id, source_broker_id, log_dir)`` per copy known to exist even without batches
         (a broker's ``__cluster_metadata-0``); a small driver-side list.
     :param has_batches: False when the caller knows there are none: no Spark job is run.
+    :param chunk_bytes: ``ingest.metadata_chunk_bytes``: also where to cut each file (``batches`` then needs
+        ``source_file``, ``position`` and ``size_bytes``); 0: no cuts.
     """
     spark = batches.sparkSession
-    copies = _summaries(batches, [tuple(f) for f in copy_facts], has_batches)
+    copies = _summaries(batches, [tuple(f) for f in copy_facts], has_batches, chunk_bytes)
     auth = _pick_authoritative(copies)
     sequence_snapshot = _sequence_snapshot(auth, auth["snapshot_ends"]) if auth is not None else None
     rows = []
@@ -189,8 +256,12 @@ def compute_copies(batches: DataFrame, copy_facts: Iterable[tuple], has_batches:
         rows.append((c["copy_id"], c["source_broker_id"], c["snapshot_end_offset"], c["first_offset"], c["last_offset"],
                      c["records"], is_auth, c["mismatch_at"], c["gap_after_offset"],
                      sequence_snapshot if is_auth else None, c["source_kind"], c["log_dir"]))
-    copies_df = local_frame(spark, rows, COPIES_DDL)
-    return copies_df, (Authoritative(auth["copy_id"], sequence_snapshot) if auth is not None else None)
+    return Comparison(local_frame(spark, rows, COPIES_DDL),
+                      Authoritative(auth["copy_id"], sequence_snapshot) if auth is not None else None,
+                      auth is not None and auth["repeats_offsets"],
+                      {path: cuts for c in copies for path, cuts in c["cuts"].items()},
+                      sum(1 for c in copies if c["first_offset"] is not None
+                          and (auth is None or c["copy_id"] != auth["copy_id"])))
 
 
 def flag_sequence(records: DataFrame, auth: Optional[Authoritative], overlapping: bool = True) -> DataFrame:
@@ -198,7 +269,7 @@ def flag_sequence(records: DataFrame, auth: Optional[Authoritative], overlapping
     on, plus that snapshot; each offset once when a copy holds the same batch in two files.
 
     :param overlapping: False when the caller knows no two files of the authoritative copy hold the same
-        offset (:func:`copy_files_overlap`; Kafka's own segments never do): no window, no shuffle."""
+        offset (:attr:`Comparison.repeats_offsets`; Kafka's own segments never do): no window, no shuffle."""
     records = records.drop("in_authoritative_sequence")
     columns = records.columns + ["in_authoritative_sequence"]
     if auth is None:
@@ -227,11 +298,6 @@ def batch_overlap(batches: DataFrame, copy_id: str) -> Tuple[int, bool]:
         F.when(F.col("base_offset").isNotNull(), F.countDistinct("source_file")).alias("files"))
     row = per_offset.agg(F.sum("rows").alias("rows"), F.max("files").alias("files")).collect()[0]
     return int(row["rows"] or 0), (row["files"] or 0) > 1
-
-
-def copy_files_overlap(batches: DataFrame, auth: Optional[Authoritative]) -> bool:
-    """Whether two files of the authoritative copy hold the same offset (:func:`batch_overlap`)."""
-    return auth is not None and batch_overlap(batches, auth.copy_id)[1]
 
 
 def files_with_unmatched_batches(batches: DataFrame, auth: Optional[Authoritative]) -> List[str]:

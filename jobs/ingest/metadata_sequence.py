@@ -179,33 +179,15 @@ class SequenceResult:
 CUT_GRAIN = 16  # positions a part boundary may move to, per chunk_bytes
 
 
-def chunk_starts(batches, files: List[str], chunk_bytes: int) -> Dict[str, List[int]]:
-    """Where to cut each of ``files`` for the second pass: into the fewest parts of at most about
-    ``chunk_bytes``, of equal size, each starting at a batch start (from the first pass's batch rows: per
-    ``chunk_bytes / CUT_GRAIN`` of a file, one row comes back).
+def balanced_cuts(spans: List[Tuple[int, int]], chunk_bytes: int) -> List[int]:
+    """Where to cut one file for the second pass: into the fewest parts of at most about ``chunk_bytes``, of equal
+    size, each starting at a batch start. ``spans``: ``(first batch start, last batch end)`` per grain of the file
+    (``chunk_bytes / CUT_GRAIN`` bytes), from the first pass's batch rows in the copies comparison's job
+    (:func:`jobs.ingest.metadata_copies.compute_copies`). Returns the cut positions, ascending, the first being
+    the first batch's start; each boundary is the grain start nearest its ideal position.
 
     Why equal: a 55 MB log cut every 16 MiB gave parts of 16, 16, 16 and 5 MB; on two cores one worker
     decoded two large parts while the other finished early (real 1M log: the pass took ~1.3x its share)."""
-    from pyspark.sql import functions as F
-
-    if batches is None or not files or chunk_bytes <= 0:
-        return {}
-    grain = max(1, chunk_bytes // CUT_GRAIN)
-    rows = (batches.where(F.col("source_file").isin(files) & F.col("base_offset").isNotNull()
-                          & F.col("position").isNotNull())
-            .groupBy("source_file", F.floor(F.col("position") / F.lit(grain)).alias("grain"))
-            .agg(F.min("position").alias("start"),
-                 F.max(F.col("position") + F.coalesce(F.col("size_bytes"), F.lit(0))).alias("end")).collect())
-    grains: Dict[str, List[Tuple[int, int]]] = {}
-    for row in rows:
-        grains.setdefault(row["source_file"], []).append((int(row["start"]), int(row["end"])))
-    return {path: balanced_cuts(sorted(spans), chunk_bytes) for path, spans in grains.items()}
-
-
-def balanced_cuts(spans: List[Tuple[int, int]], chunk_bytes: int) -> List[int]:
-    """Cut positions (batch starts, ascending, the first being the first batch's start) splitting the bytes the
-    ``spans`` (``(first batch start, last batch end)`` per grain) cover into equal parts of at most about
-    ``chunk_bytes``; each boundary is the grain start nearest its ideal position."""
     size = max(end for _, end in spans)
     parts = max(1, -(-size // chunk_bytes))
     starts = [start for start, _ in spans]
@@ -217,11 +199,11 @@ def balanced_cuts(spans: List[Tuple[int, int]], chunk_bytes: int) -> List[int]:
 
 
 def decode_sequence(spark, locators: List[Dict[str, Any]], auth, options: DecodeOptions,
-                    persisted: List[Any], unmatched: Iterable[str] = (), batches=None,
+                    persisted: List[Any], unmatched: Iterable[str] = (), cuts: Optional[Dict[str, List[int]]] = None,
                     direct: Optional[DirectRecords] = None) -> SequenceResult:
     """Decode the authoritative copy's files (and the ``unmatched`` files of other copies) on executors: a
-    large segment or snapshot is cut at batch starts (``batches``: the first pass's rows) into parts of about
-    ``options.metadata_chunk_bytes``, one task per part, so one big file is decoded by every core. The output
+    large segment or snapshot is cut at the batch starts ``cuts`` names (per file: the copies comparison's, parts of
+    about ``options.metadata_chunk_bytes``), one task per part, so one big file is decoded by every core. The output
     is persisted (appended to ``persisted``) and its per-file facts come back to the driver. With ``direct``
     the tasks write the records' Parquet files themselves (:mod:`jobs.ingest.records_direct`) and
     ``records`` stays None."""
@@ -235,9 +217,7 @@ def decode_sequence(spark, locators: List[Dict[str, Any]], auth, options: Decode
     chosen = select_files(locators, auth.copy_id, auth.sequence_snapshot, unmatched)
     if not chosen:
         return SequenceResult(None)
-    starts = chunk_starts(batches, sorted({loc["source_file"] for loc in chosen if is_binary(loc)}),
-                          options.metadata_chunk_bytes)
-    tasks = split_files(chosen, starts)
+    tasks = split_files(chosen, cuts or {})
     tagged = task_frame(spark, len(tasks)).mapInArrow(map_sequence(options, tasks, direct),
                                                       spark_schema(SEQUENCE_TABLES))
     if direct is None:

@@ -38,7 +38,7 @@ from . import metadata_files, tagged_rows
 from .decode_tasks import UNIT_DDL, map_partition
 from .discover import WorkUnit, capture_bytes_below, discover, plan_tasks
 from .log_dir_rows import DecodeOptions
-from .metadata_copies import compute_copies, copy_files_overlap, files_with_unmatched_batches, flag_sequence
+from .metadata_copies import compute_copies, files_with_unmatched_batches, flag_sequence
 from .metadata_sequence import decode_sequence, fold_decoded_outcomes
 from .records_direct import DirectRecords
 from .rows_direct import FROM_LOG_DIR, STAGED_FACT, direct_rows
@@ -208,7 +208,8 @@ class Copies:
     table: DataFrame  # bronze_metadata_copies rows
     auth: Any
     unmatched: List[Any]  # files of other copies holding batches the authoritative copy lacks
-    overlapping: bool  # two files of the authoritative copy overlap (the once-per-offset flag needs a shuffle)
+    overlapping: bool  # some offset of the authoritative copy is held twice (the once-per-offset flag shuffles)
+    cuts: Dict[str, List[int]]  # where the second pass cuts each file (the comparison's job found them)
     locators: List[dict]  # where each metadata file's records are, for the second pass
 
 
@@ -294,12 +295,14 @@ class IngestSteps:
         if batch_count:
             batches = batches.persist(StorageLevel.MEMORY_AND_DISK)
             self.persisted.append(batches)
-        table, auth = compute_copies(batches, [c[:3] for c in first.copy_sources if c[3] == "metadata_copy"],
-                                     has_batches=batch_count > 0)
+        comparison = compute_copies(batches, [c[:3] for c in first.copy_sources if c[3] == "metadata_copy"],
+                                    has_batches=batch_count > 0, chunk_bytes=self.options.metadata_chunk_bytes)
         locators = [json.loads(f["detail"]) for f in first.facts if f["fact"] == metadata_files.FACT and f["detail"]]
-        unmatched = files_with_unmatched_batches(batches, auth) if batch_count else []
-        overlapping = copy_files_overlap(batches, auth) if batch_count else True
-        return Copies(batches, batch_count, table, auth, unmatched, overlapping, locators)
+        # only batches of other copies can be unmatched: a capture with one copy of the log asks Spark nothing more
+        unmatched = (files_with_unmatched_batches(batches, comparison.auth)
+                     if batch_count and comparison.other_log_copies else [])
+        return Copies(batches, batch_count, comparison.table, comparison.auth, unmatched,
+                      comparison.repeats_offsets if batch_count else True, comparison.cuts, locators)
 
     def second_pass(self, first: FirstPass, copies: Copies) -> SecondPass:
         """Decode only the authoritative copy's records (plus batches it lacks), flag its one sequence, and fit
@@ -308,7 +311,7 @@ class IngestSteps:
                                  self.run_id, first.copy_sources)
         self.staged += [direct.staged] if direct else []
         sequence = decode_sequence(self.spark, copies.locators, copies.auth, self.options, self.persisted,
-                                   copies.unmatched, copies.batches if copies.batch_count else None, direct)
+                                   copies.unmatched, copies.cuts, direct)
         for table, count in sequence.rows_emitted.items():
             first.rows_emitted[table] = first.rows_emitted.get(table, 0) + count
         # every row is counted by now. Rows the tasks wrote as files never pass through this session, so the

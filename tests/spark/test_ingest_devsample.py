@@ -208,7 +208,8 @@ def test_producer_states_from_snapshots_and_batch_headers(ingested, expected):
 def test_segments_cut_into_parts_give_the_same_bronze_rows(spark, ingested, devsample_dir: Path):
     """The second pass cuts a large segment at batch starts (ingest.metadata_chunk_bytes) and decodes the
     parts in parallel: records, file rows and counts are exactly those of the uncut decode."""
-    from jobs.ingest.metadata_sequence import chunk_starts, split_files
+    from jobs.ingest.metadata_copies import compute_copies
+    from jobs.ingest.metadata_sequence import split_files
 
     _, rows, summary = ingested
     s = settings_from("ingest.metadata_chunk_bytes=600")
@@ -216,7 +217,7 @@ def test_segments_cut_into_parts_give_the_same_bronze_rows(spark, ingested, devs
     cut = {name: [r.asDict() for r in df.collect()] for name, df in result.tables.items()}
     auth_files = sorted({r["source_file"] for r in cut["bronze_metadata_records"] if r["section"] == "log"})
     batches = result.tables["bronze_metadata_batches"]
-    starts = chunk_starts(batches, auth_files, 600)
+    starts = compute_copies(batches, [], chunk_bytes=600).cuts
     assert result.files_summary() == summary
     result.release()
     assert all(len(starts[f]) >= 3 for f in auth_files)  # every segment of the copy was cut at least twice

@@ -19,9 +19,8 @@ def _snap(copy, broker, end):
 
 
 def _run(spark, rows, facts):
-    batches = spark.createDataFrame(rows, BATCH_DDL)
-    copies, auth = compute_copies(batches, facts)
-    return {r["copy_id"]: r.asDict() for r in copies.collect()}, auth
+    comparison = compute_copies(spark.createDataFrame(rows, BATCH_DDL), facts)
+    return {r["copy_id"]: r.asDict() for r in comparison.table.collect()}, comparison.auth
 
 
 @pytest.mark.spark
@@ -84,16 +83,30 @@ def test_flag_sequence_marks_the_log_from_the_snapshot_and_that_snapshot_once(sp
 
 
 @pytest.mark.spark
-def test_without_overlapping_files_the_sequence_needs_no_window_and_flags_the_same(spark):
-    from jobs.ingest.metadata_copies import copy_files_overlap
+def test_the_comparison_says_whether_the_authoritative_copy_holds_an_offset_twice(spark):
+    once = _log("c", 1, [(0, 4, 1, 10), (5, 9, 1, 11)]) + _snap("c", 1, 5) + _log("o", 2, [(0, 4, 1, 10)])
+    log_twice = once + [("c", 1, "dump_log_text", "log", None, 5, 9, 1, 11, True)]
+    snapshot_twice = once + _snap("c", 1, 5)
+    other_twice = once + _log("o", 2, [(0, 4, 1, 10)])
+    found = {name: compute_copies(spark.createDataFrame(rows, BATCH_DDL), [])
+             for name, rows in (("once", once), ("log", log_twice), ("snapshot", snapshot_twice),
+                                ("other", other_twice))}
+    assert {name: c.auth.copy_id for name, c in found.items()} == dict.fromkeys(found, "c")
+    assert {name: c.repeats_offsets for name, c in found.items()} == {
+        "once": False, "log": True, "snapshot": True, "other": False}  # another copy's repeats do not count
+    assert found["once"].other_log_copies == 1 and found["once"].cuts == {}
 
-    segments = _log("c", 1, [(0, 4, 1, 10), (5, 9, 1, 11)])
-    twice = segments + [("c", 1, "dump_log_text", "log", None, 5, 9, 1, 11, True)]
+
+@pytest.mark.spark
+def test_one_copy_has_no_other_log_copy_and_a_snapshot_only_copy_is_not_one(spark):
+    rows = _log("c", 1, [(0, 4, 1, 10)]) + _snap("s", 2, 4)
+    comparison = compute_copies(spark.createDataFrame(rows, BATCH_DDL), [("f", 3, "broker-3/logs")])
+    assert comparison.auth.copy_id == "c" and comparison.other_log_copies == 0
+
+
+@pytest.mark.spark
+def test_without_overlapping_files_the_sequence_needs_no_window_and_flags_the_same(spark):
     auth = Authoritative("c", 5)
-    assert not copy_files_overlap(spark.createDataFrame([r[:5] + ("a.log" if r[5] == 0 else "b.log",) + r[5:]
-                                                         for r in segments], BATCH_DDL_FILES), auth)
-    assert copy_files_overlap(spark.createDataFrame([r[:5] + (f"f{i}",) + r[5:] for i, r in enumerate(twice)],
-                                                    BATCH_DDL_FILES), auth)
     rows = [("c", "log", None, o, "a.log" if o < 5 else "b.log") for o in range(10)] + [("c", "snapshot", 5, 0, "s")]
     records = spark.createDataFrame(rows, "copy_id string, section string, snapshot_end_offset long, offset long, "
                                           "source_file string")
@@ -103,4 +116,13 @@ def test_without_overlapping_files_the_sequence_needs_no_window_and_flags_the_sa
     assert fast == slow == {("log", o) for o in range(5, 10)} | {("snapshot", 0)}
 
 
-BATCH_DDL_FILES = BATCH_DDL.replace("snapshot_end_offset long, ", "snapshot_end_offset long, source_file string, ")
+@pytest.mark.spark
+def test_the_comparison_cuts_every_copys_files_at_batch_starts_into_equal_parts(spark):
+    ddl = BATCH_DDL + ", source_file string, position long, size_bytes int"
+    full = [(b, b, 1, 100 + b) for b in range(8)]
+    rows = [r + ("a.log", 100 * r[5], 100) for r in _log("c", 1, full)]  # 8 batches of 100 bytes: 800 bytes
+    rows += [r + ("b.log", 50 * r[5], 50) for r in _log("o", 2, full[:4])]  # 200 bytes: one part
+    rows += [("o", 2, "segment", "log", None, None, None, None, None, None, "b.log", 200, None)]  # unframed tail
+    comparison = compute_copies(spark.createDataFrame(rows, ddl), [], chunk_bytes=400)
+    assert comparison.cuts == {"a.log": [0, 400], "b.log": [0]}
+    assert compute_copies(spark.createDataFrame(rows, ddl), [], chunk_bytes=250).cuts["a.log"] == [0, 200, 400, 600]  # 4 parts
