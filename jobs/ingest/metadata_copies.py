@@ -112,14 +112,17 @@ def _copy_summary(chunk_bytes: int, table):
     ``applyInPandas`` held a column with nulls as floats (exact only below 2**53). Same speed (the job's one task
     is ~0.25-0.5 s either way, mostly two Python evaluations' fixed cost: docs/benchmarks.md, session 38)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from .metadata_sequence import balanced_cuts
 
-    cols = table.to_pydict()
-    rows = [dict(zip(cols, values, strict=True)) for values in zip(*cols.values(), strict=True)]
-    batch_rows = [r for r in rows if r["part"] == "batch" and r["base_offset"] is not None]
-    log = sorted(((r["base_offset"], r["last_offset"] if r["last_offset"] is not None else r["base_offset"],
-                   r["bad"] is True) for r in batch_rows), key=lambda span: span[0])
+    def part(name: str) -> Dict[str, list]:
+        return table.filter(pc.equal(table.column("part"), name)).to_pydict()
+
+    batch, snapshot, grain = part("batch"), part("snapshot"), part("grain")
+    log = sorted(((base, last if last is not None else base, bad is True)
+                  for base, last, bad in zip(batch["base_offset"], batch["last_offset"], batch["bad"], strict=True)
+                  if base is not None), key=lambda span: span[0])
     gap, reach, records = None, None, 0
     for base, last, _bad in log:
         if reach is not None and base > reach + 1 and gap is None:
@@ -127,22 +130,19 @@ def _copy_summary(chunk_bytes: int, table):
         records += max(0, last - max(base, (reach + 1) if reach is not None else base) + 1)
         reach = last if reach is None else max(reach, last)
     bad = [base for base, _last, flagged in log if flagged]
-    snapshot_rows = [r for r in rows if r["part"] == "snapshot"]
-    ends = sorted({r["snapshot_end_offset"] for r in snapshot_rows if r["snapshot_end_offset"] is not None})
-    described = batch_rows + snapshot_rows
-    kinds = sorted({r["source_kind"] for r in described if r["source_kind"] is not None})
-    brokers = [r["source_broker_id"] for r in described if r["source_broker_id"] is not None]
+    ends = sorted({v for v in snapshot["snapshot_end_offset"] if v is not None})
+    kinds = sorted({k for k in batch["source_kind"] + snapshot["source_kind"] if k is not None})
+    brokers = [b for b in batch["source_broker_id"] + snapshot["source_broker_id"] if b is not None]
     grains: Dict[str, List[Tuple[int, int]]] = {}
-    for r in rows:
-        if r["part"] == "grain":
-            grains.setdefault(r["source_file"], []).append((r["grain_start"], r["grain_end"]))
+    for path, start, end in zip(grain["source_file"], grain["grain_start"], grain["grain_end"], strict=True):
+        grains.setdefault(path, []).append((start, end))
     files = sorted(grains) if chunk_bytes > 0 else []
     return pa.Table.from_pylist([{
-        "copy_id": cols["copy_id"][0], "first_offset": log[0][0] if log else None, "last_offset": reach,
+        "copy_id": table.column("copy_id")[0].as_py(), "first_offset": log[0][0] if log else None, "last_offset": reach,
         "records": records, "mismatch_at": min(bad) if bad else None, "gap_after_offset": gap,
         "snapshot_end_offset": ends[-1] if ends else None, "snapshot_ends": ends,
         "record_source_kind": kinds[0] if kinds else None, "record_broker_id": brokers[0] if brokers else None,
-        "repeats_offsets": any(r["repeated"] is True for r in described),
+        "repeats_offsets": True in batch["repeated"] or True in snapshot["repeated"],
         "cut_files": files, "cut_starts": [balanced_cuts(sorted(grains[f]), chunk_bytes) for f in files],
     }], schema=_summary_schema())
 
