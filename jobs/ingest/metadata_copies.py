@@ -14,9 +14,9 @@ snapshot its log continues (Kafka's own "snapshot, then the log after it"); only
 
 Work stays in Spark (group by base offset, then by copy); one summary row per copy comes back to the driver,
 carrying what the second pass needs of that copy's files too: whether it holds an offset twice, and where each
-file is cut into parts. One job answers all but one of the second pass's questions (four ran before: ~0.65 s of
-a warm 1M-log ingest, docs/benchmarks.md, session 40); which other copies' files hold batches the authoritative
-copy lacks is a second job, run only when another copy holds log batches.
+file is cut into parts. One query answers all but one of the second pass's questions (four ran before: 0.5-0.8 s
+of a warm 1M-log ingest, docs/benchmarks.md, session 40); which other copies' files hold batches the
+authoritative copy lacks is a second query, run only when another copy holds log batches.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class Authoritative:
 
 @dataclass(frozen=True)
 class Comparison:
-    """What one comparison job found: bronze_metadata_copies' rows, the authoritative copy, and what the second
+    """What the comparison's one query found: bronze_metadata_copies' rows, the authoritative copy, and what the second
     pass needs to know of the copies' files, so that it asks Spark nothing more about them."""
 
     table: DataFrame  # bronze_metadata_copies rows without run columns
@@ -185,7 +185,7 @@ def _parts(batches: DataFrame, chunk_bytes: int) -> DataFrame:
 
 def _summaries(batches: DataFrame, copy_facts: Sequence[tuple], has_batches: bool = True,
                chunk_bytes: int = 0) -> List[dict]:
-    """One Spark job: each copy's summary row from :func:`_parts`, grouped by copy."""
+    """One Spark query: each copy's summary row from :func:`_parts`, grouped by copy."""
     by_id: Dict[str, dict] = {}
     if has_batches:
         summary = _parts(batches, chunk_bytes).groupBy("copy_id").applyInArrow(
@@ -233,7 +233,7 @@ def _sequence_snapshot(auth: dict, snapshot_ends: List[int]) -> Optional[int]:
 
 def compute_copies(batches: DataFrame, copy_facts: Iterable[tuple], has_batches: bool = True,
                    chunk_bytes: int = 0) -> Comparison:
-    """The copies compared in one Spark job (:class:`Comparison`).
+    """The copies compared in one Spark query (:class:`Comparison`).
 
     ``diverges_at_offset`` is the base offset of the first batch where a copy holds something other than the
     winning batch (highest epoch, then most copies): exactly where it differs from the authoritative copy
@@ -290,14 +290,15 @@ def flag_sequence(records: DataFrame, auth: Optional[Authoritative], overlapping
 
 
 def batch_overlap(batches: DataFrame, copy_id: str) -> Tuple[int, bool]:
-    """(batch rows of the copy, whether two of its files hold the same offset of its log or of one snapshot, e.g. a
-    segment dumped twice as text), from one small job over that copy's batch rows."""
+    """(batch rows of the copy, whether it holds some offset of its log or of one snapshot twice: two files, e.g. a
+    segment dumped twice as text, or one file repeating it; what :attr:`Comparison.repeats_offsets` says of the
+    authoritative copy), from one small job over that copy's batch rows."""
     ours = batches.where(F.col("copy_id") == copy_id)
     per_offset = ours.groupBy("section", "snapshot_end_offset", "base_offset").agg(
         F.count(F.lit(1)).alias("rows"),
-        F.when(F.col("base_offset").isNotNull(), F.countDistinct("source_file")).alias("files"))
-    row = per_offset.agg(F.sum("rows").alias("rows"), F.max("files").alias("files")).collect()[0]
-    return int(row["rows"] or 0), (row["files"] or 0) > 1
+        F.when(F.col("base_offset").isNotNull(), F.count(F.lit(1))).alias("held"))
+    row = per_offset.agg(F.sum("rows").alias("rows"), F.max("held").alias("held")).collect()[0]
+    return int(row["rows"] or 0), (row["held"] or 0) > 1
 
 
 def files_with_unmatched_batches(batches: DataFrame, auth: Optional[Authoritative]) -> List[str]:

@@ -141,7 +141,8 @@ def build_metadata_log(spark: SparkSession, records: DataFrame, copies: DataFram
 
 
 def _may_repeat_offsets(batches: Optional[DataFrame], copy_id: str) -> bool:
-    """Whether two files of the copy may hold one offset: unknown without its batch rows (then dedupe)."""
+    """Whether the copy may hold one offset twice (two files, or one repeating it): unknown without its batch
+    rows (then dedupe)."""
     if batches is None:
         return True
     rows, overlap = batch_overlap(batches, copy_id)

@@ -126,3 +126,16 @@ def test_the_comparison_cuts_every_copys_files_at_batch_starts_into_equal_parts(
     comparison = compute_copies(spark.createDataFrame(rows, ddl), [], chunk_bytes=400)
     assert comparison.cuts == {"a.log": [0, 400], "b.log": [0]}
     assert compute_copies(spark.createDataFrame(rows, ddl), [], chunk_bytes=250).cuts["a.log"] == [0, 200, 400, 600]  # 4 parts
+
+
+@pytest.mark.spark
+def test_reconciles_question_counts_an_offset_held_twice_as_the_comparison_does(spark):
+    from jobs.ingest.metadata_copies import batch_overlap
+
+    ddl = BATCH_DDL + ", source_file string"
+    segments = [r + ("a.log" if r[5] < 5 else "b.log",) for r in _log("c", 1, [(0, 4, 1, 10), (5, 9, 1, 11)])]
+    cases = {"once": segments, "two files": segments + [segments[1][:-1] + ("c.txt",)],
+             "one file twice": segments + [segments[1]]}
+    got = {name: (batch_overlap(spark.createDataFrame(rows, ddl), "c"),
+                  compute_copies(spark.createDataFrame(rows, ddl), []).repeats_offsets) for name, rows in cases.items()}
+    assert got == {"once": ((2, False), False), "two files": ((3, True), True), "one file twice": ((3, True), True)}
