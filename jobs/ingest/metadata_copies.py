@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from jobs.local_frames import local_frame
-from jobs.tables.spec import ddl_fields
+from jobs.tables.spec import ddl_arrow_schema, ddl_fields
 
 SOURCE_RANK = {"segment": 0, "dump_log_text": 2}
 COPIES_DDL = ("copy_id string, source_broker_id int, snapshot_end_offset long, first_offset long, last_offset long, "
@@ -70,6 +70,7 @@ def _batch_flags(batches):
     import pyarrow as pa
 
     names = ("copy_id", "base_offset", "last_offset", "bad", "repeated", "source_kind", "source_broker_id")
+    schema = ddl_arrow_schema(PARTS_DDL)
     for batch in batches:
         out: Dict[str, list] = {k: [] for k in names}
         for base, entries in zip(batch.column("base_offset").to_pylist(), batch.column("e").to_pylist(), strict=True):
@@ -93,16 +94,10 @@ def _batch_flags(batches):
                                    ("bad", differs), ("repeated", False), ("source_kind", e["source_kind"]),
                                    ("source_broker_id", e["source_broker_id"])):
                     out[key].append(value)
-        schema, n = _parts_schema(), len(out["copy_id"])
+        n = len(out["copy_id"])
         out["part"] = ["batch"] * n
         yield pa.RecordBatch.from_arrays([pa.array(out[f.name], f.type) if f.name in out else pa.nulls(n, f.type)
                                           for f in schema], schema=schema)
-
-
-def _parts_schema():
-    from jobs.tables.spec import ddl_arrow_schema
-
-    return ddl_arrow_schema(PARTS_DDL)
 
 
 def _copy_summary(chunk_bytes: int, table):
@@ -144,14 +139,7 @@ def _copy_summary(chunk_bytes: int, table):
         "record_source_kind": kinds[0] if kinds else None, "record_broker_id": brokers[0] if brokers else None,
         "repeats_offsets": True in batch["repeated"] or True in snapshot["repeated"],
         "cut_files": files, "cut_starts": [balanced_cuts(sorted(grains[f]), chunk_bytes) for f in files],
-    }], schema=_summary_schema())
-
-
-def _summary_schema():
-    """:data:`SUMMARY_DDL` as an Arrow schema (what ``applyInArrow`` expects back), read off the DDL text."""
-    from jobs.tables.spec import ddl_arrow_schema
-
-    return ddl_arrow_schema(SUMMARY_DDL)
+    }], schema=ddl_arrow_schema(SUMMARY_DDL))
 
 
 def _parts(batches: DataFrame, chunk_bytes: int) -> DataFrame:
@@ -293,11 +281,10 @@ def batch_overlap(batches: DataFrame, copy_id: str) -> Tuple[int, bool]:
     """(batch rows of the copy, whether it holds some offset of its log or of one snapshot twice: two files, e.g. a
     segment dumped twice as text, or one file repeating it; what :attr:`Comparison.repeats_offsets` says of the
     authoritative copy), from one small job over that copy's batch rows."""
-    ours = batches.where(F.col("copy_id") == copy_id)
-    per_offset = ours.groupBy("section", "snapshot_end_offset", "base_offset").agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.when(F.col("base_offset").isNotNull(), F.count(F.lit(1))).alias("held"))
-    row = per_offset.agg(F.sum("rows").alias("rows"), F.max("held").alias("held")).collect()[0]
+    per_offset = (batches.where(F.col("copy_id") == copy_id)
+                  .groupBy("section", "snapshot_end_offset", "base_offset").agg(F.count(F.lit(1)).alias("rows")))
+    row = per_offset.agg(F.sum("rows").alias("rows"),
+                         F.max(F.when(F.col("base_offset").isNotNull(), F.col("rows"))).alias("held")).collect()[0]
     return int(row["rows"] or 0), (row["held"] or 0) > 1
 
 

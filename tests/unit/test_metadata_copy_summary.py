@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from jobs.ingest.metadata_copies import _copy_summary, _parts_schema
+from jobs.ingest.metadata_copies import PARTS_DDL, _copy_summary
+from jobs.tables.spec import ddl_arrow_schema
 
 BATCH = ("base_offset", "last_offset", "bad", "repeated", "source_kind", "source_broker_id")
 
@@ -17,7 +18,7 @@ def _table(copy_id, batches=(), snapshots=(), grains=()):
     rows += [{"part": "snapshot", "snapshot_end_offset": end, "source_kind": kind, "source_broker_id": broker,
               "repeated": repeated} for end, kind, broker, repeated in snapshots]
     rows += [{"part": "grain", "source_file": f, "grain_start": start, "grain_end": end} for f, start, end in grains]
-    return pa.Table.from_pylist([dict(row, copy_id=copy_id) for row in rows], schema=_parts_schema())
+    return pa.Table.from_pylist([dict(row, copy_id=copy_id) for row in rows], schema=ddl_arrow_schema(PARTS_DDL))
 
 
 NOTHING_ELSE = {"repeats_offsets": False, "cut_files": [], "cut_starts": []}
