@@ -40,7 +40,7 @@ import sys
 from functools import lru_cache
 from typing import Callable
 
-from . import message_codegen
+from . import message_codegen, message_codegen_rows
 from .errors import CorruptInput
 from .message_codegen_runtime import MISSES
 from .message_reader import ValueReader, reference_decoder
@@ -52,6 +52,15 @@ def generated(spec: MessageSpec, version: int):
     """The generated decoder and JSON writer of ``spec`` at ``version`` (:class:`message_codegen.Generated`),
     compiled on first use and cached."""
     return message_codegen.generate(spec, version)
+
+
+@lru_cache(maxsize=None)
+def row_decoder(spec: MessageSpec, version: int, extract: tuple) -> Callable:
+    """The fused ``(buf, pos) -> (JSON text, end, values)`` of ``spec`` at a flexible ``version``
+    (:mod:`udfs.message_codegen_rows`): the record's JSON and the fields ``extract`` names, without a dict. A fast
+    path only: it raises one of ``MISSES`` where the generated decoder would, and does not bound slices by the
+    buffer (callers check the end, as :func:`decoder` does)."""
+    return message_codegen_rows.generate_row(spec, version, extract)[1]
 
 
 @lru_cache(maxsize=None)

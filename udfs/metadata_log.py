@@ -347,6 +347,17 @@ def _fast_frames() -> dict:
 _FAST_FRAMES: dict = {}
 
 
+@lru_cache(maxsize=8)
+def _row_frames(row_fields: tuple) -> dict:
+    """:func:`_fast_frames` with each version's fused row function (:func:`message_codec.row_decoder`) in place of
+    its decoder; ``row_fields``: ``((type name, ((JSON name, value when absent), ...)), ...)``, types not listed
+    extract nothing."""
+    wanted = dict(row_fields)
+    return {key: (type_name, message_codec.row_decoder(metadata_spec(type_name), version, wanted.get(type_name, ())),
+                  api_key, version)
+            for key, (type_name, _, api_key, version) in (_FAST_FRAMES or _fast_frames()).items()}
+
+
 def _value_record(value, offset, base, last, epoch, ts, control, key, position) -> MetadataRecord:
     """A record whose value goes through the checked frame decoder (unusual shapes and every error)."""
     if control:
@@ -366,8 +377,12 @@ def records_of_batch(batch: Batch, trust_bad_crc: bool = False,
 
 
 def batch_rows(batch: Batch, trust_bad_crc: bool = False,
-               max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES) -> BatchRows:
+               max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES,
+               row_fields: Optional[tuple] = None) -> BatchRows:
     """The metadata or control records of one batch, errors included as records, as :class:`BatchRows`.
+
+    ``row_fields`` (see :func:`_row_frames`): the decoded records' rows hold their JSON text and those fields
+    (``BatchRows.fused``) instead of a dict and its JSON writer.
 
     Records in the shape raft's BatchBuilder writes (attributes 0, timestampDelta 0, null key, no headers;
     one- or two-byte varints) are framed and decoded in one loop, in place in the batch buffer; the first
@@ -379,7 +394,7 @@ def batch_rows(batch: Batch, trust_bad_crc: bool = False,
     base, last, epoch, ts, control = (header.base_offset, header.last_offset, header.partition_leader_epoch,
                                       header.max_timestamp, header.is_control)
     position = header.position
-    out = BatchRows(base, last, epoch, ts, position, [])
+    out = BatchRows(base, last, epoch, ts, position, [], row_fields is not None)
     rows = out.rows
     if header.crc_valid is False and not trust_bad_crc:
         rows.append(_batch_error(batch.crc_error(), header, header.position))
@@ -389,7 +404,7 @@ def batch_rows(batch: Batch, trust_bad_crc: bool = False,
         count = header.records_count
         pos = index = 0
         if not control:
-            frames = _FAST_FRAMES or _fast_frames()
+            frames = _row_frames(row_fields) if row_fields is not None else _FAST_FRAMES or _fast_frames()
             misses = message_codegen_runtime.MISSES
             try:
                 while index < count:
@@ -428,12 +443,12 @@ def batch_rows(batch: Batch, trust_bad_crc: bool = False,
                     # value_end below, because decoding starts after those 3 bytes
                     entry = frames.get(buf[value_start:value_start + 3])
                     if entry is not None:
-                        try:
-                            data, stop, writer = entry[1](buf, value_start + 3)
+                        try:  # (dict, end, its JSON writer), or a row function's (JSON text, end, values)
+                            first, stop, second = entry[1](buf, value_start + 3)
                         except misses:
                             stop = -1
                         if stop == value_end:
-                            rows.append((offset, entry, data, writer))
+                            rows.append((offset, entry, first, second))
                             pos = end
                             index += 1
                             continue
@@ -491,16 +506,17 @@ def iter_metadata_record_lists(source, start: int = 0, verify_crc: bool = True, 
 def iter_metadata_batch_rows(source, start: int = 0, verify_crc: bool = True, trust_bad_crc: bool = False,
                              end_info: Optional[SegmentEnd] = None,
                              max_decompressed_bytes: int = compression.DEFAULT_MAX_BYTES,
-                             end: Optional[int] = None) -> Iterator[BatchRows]:
+                             end: Optional[int] = None, row_fields: Optional[tuple] = None) -> Iterator[BatchRows]:
     """The records of :func:`iter_metadata_records` (same parameters) as one :class:`BatchRows` per batch (a
-    legacy entry or a framing error is one of one record), for callers that build columns."""
+    legacy entry or a framing error is one of one record), for callers that build columns; ``row_fields``: see
+    :func:`batch_rows`."""
     for item in _items(source, start, verify_crc, end_info, end):
         if isinstance(item, Batch):
-            yield batch_rows(item, trust_bad_crc, max_decompressed_bytes)
+            yield batch_rows(item, trust_bad_crc, max_decompressed_bytes, row_fields)
         else:
             record = _single_record(item)
             yield BatchRows(record.batch_base_offset, record.batch_last_offset, record.leader_epoch, record.timestamp,
-                            record.position, [record])
+                            record.position, [record], row_fields is not None)
 
 
 def _items(source, start: int, verify_crc: bool, end_info: Optional[SegmentEnd], end: Optional[int]):

@@ -98,29 +98,13 @@ class MetadataRecord:
         return out
 
 
-def payload_texts(datas: List[Any], writers: List[Any]) -> List[str]:
-    """:meth:`MetadataRecord.payload_json` of decoded records given as their ``data`` dicts and generated writers
-    (a batch at a time: no method call per record)."""
-    try:
-        return [writer(data) for writer, data in zip(writers, datas, strict=True)]
-    except _WRITER_MISSES:
-        return [_written_or_encoded(data, writer) for writer, data in zip(writers, datas, strict=True)]
-
-
-def _written_or_encoded(data, writer) -> str:
-    """One record's payload when a batch's writers did not all apply (the generic encoder for the misses)."""
-    try:
-        return writer(data)
-    except _WRITER_MISSES:
-        return payload_json_text(data)
-
-
 @dataclass
 class BatchRows:
     """One batch's records as its decoder found them, for callers that want columns rather than objects.
 
     ``rows`` holds, in order, ``(offset, frame, data, json_writer)`` for each record the generated decoders read
-    (``frame``: ``(type, decoder, api_key, version)``; not a control record, no error) and a
+    (``frame``: ``(type, decoder, api_key, version)``; not a control record, no error), or with :attr:`fused`
+    ``(offset, frame, JSON text, values)`` from the fused row functions (:mod:`udfs.message_codegen_rows`), and a
     :class:`MetadataRecord` for any other record (control records, the checked decoder's, errors; counted by
     :attr:`others`). The batch's fields are shared by every tuple row. Why: building a MetadataRecord per
     record, then reading its fields back a column at a time, was ~1 CPU s of the ~9 per million records into
@@ -133,6 +117,7 @@ class BatchRows:
     timestamp: int
     position: Optional[int]
     rows: list
+    fused: bool = False
 
     @property
     def others(self) -> int:
@@ -140,7 +125,10 @@ class BatchRows:
         return len(self.rows) - list(map(type, self.rows)).count(tuple)
 
     def records(self) -> List[MetadataRecord]:
-        """The rows as MetadataRecords (exactly what the readers yield one at a time)."""
+        """The rows as MetadataRecords (exactly what the readers yield one at a time); not of fused rows, which
+        hold no dict."""
+        if self.fused and self.others < len(self.rows):
+            raise ValueError("fused rows hold no record dicts: read them without row_fields")
         base, last, epoch, ts, position = (self.base_offset, self.last_offset, self.leader_epoch, self.timestamp,
                                            self.position)
         out = []

@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
 from udfs import metadata_log
 
-from .metadata_rows import RecordColumns, batch_row
+from .metadata_rows import ROW_FIELDS, RecordColumns, batch_row
 from .tagged_rows import STRUCTS
 from .task_gc import cycle_collector_paused
 
@@ -45,7 +45,8 @@ def record_blocks(data: Any, outcome, source: Mapping[str, Any],
     is a decompression_bomb error row. ``start``/``end``: only the batches starting in that byte range."""
     columns = RecordColumns(BLOCK_ROWS)
     batches = metadata_log.iter_metadata_batch_rows(data, start=start, end=end,
-                                                    max_decompressed_bytes=max_decompressed_bytes)
+                                                    max_decompressed_bytes=max_decompressed_bytes,
+                                                    row_fields=ROW_FIELDS)
     while True:
         with cycle_collector_paused():
             batch = next(batches, None)

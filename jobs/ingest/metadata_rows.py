@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 # which record field feeds which typed column, and the columns' types derived from Kafka's message specs
 from jobs.tables.record_columns import COLUMN_SOURCES, COLUMN_TYPES, source_parts
-from udfs.metadata_record import BatchRows, MetadataRecord, payload_texts
+from udfs.metadata_record import BatchRows, MetadataRecord
 
 from .tagged_rows import CONVERSION_ERRORS, fit
 
@@ -70,28 +70,47 @@ _CHECKS = dict.fromkeys(("int", "long"), "v if v is None or type(v) is int else 
 _CHECKS["string"] = "v if type(v) is str else None"
 
 
-def _trusted_filler_source() -> Tuple[str, Dict[str, int]]:
+def _source_sets() -> list:
+    """The distinct column-source sets of :data:`COLUMN_SOURCES`, the partition records' first (most records of a
+    real log): one filler branch each (PartitionRecord and PartitionChangeRecord share one)."""
+    sets: list = []
+    for record_type in sorted(COLUMN_SOURCES, key=lambda t: not t.startswith("PARTITION")):
+        if COLUMN_SOURCES[record_type] not in sets:
+            sets.append(COLUMN_SOURCES[record_type])
+    return sets
+
+
+# what the fused row functions return per record type (udfs.message_codegen_rows): each typed column's field, in
+# the order of COLUMN_SOURCES, with its value when absent
+ROW_FIELDS = tuple((record_type, tuple(source_parts(source) for source in sources.values()))
+                   for record_type, sources in COLUMN_SOURCES.items())
+
+
+def _trusted_filler_source(from_values: bool = False) -> Tuple[str, Dict[str, int]]:
     """The source of ``fill(types, datas, at, typed)``: the typed columns of decoded rows ``at``, ``at + 1``, ...
     whose data the generated decoders produced (dicts of the spec'd value types, so arrays need no check),
-    written from :data:`COLUMN_SOURCES` as one branch of straight assignments per set of column sources
-    (PartitionRecord and PartitionChangeRecord share one). Why: a loop over each record's plan (``_set_typed``)
-    cost ~1.1 CPU s per million records of the real log, whose batches mix seven record types; the branches
-    cost ~0.7 (session 35, docs/benchmarks.md). Names in the text come from our own tables, never from input.
-    See the text with ``print(_trusted_filler_source()[0])``."""
+    written from :data:`COLUMN_SOURCES` as one branch of straight assignments per set of column sources.
+    ``from_values``: ``datas`` are the fused row functions' value tuples (:data:`ROW_FIELDS`' order), unpacked
+    instead of read by key. Why: a loop over each record's plan (``_set_typed``) cost ~1.1 CPU s per million
+    records of the real log, whose batches mix seven record types; the branches cost ~0.7 (session 35,
+    docs/benchmarks.md). Names in the text come from our own tables, never from input. See the text with
+    ``print(_trusted_filler_source()[0])``."""
     columns = {column: f"c{n}" for n, column in enumerate(COLUMN_TYPES)}
-    sources: list = []  # distinct column sources, the partition records' first (most records of a real log)
-    for record_type in sorted(COLUMN_SOURCES, key=lambda t: not t.startswith("PARTITION")):
-        if COLUMN_SOURCES[record_type] not in sources:
-            sources.append(COLUMN_SOURCES[record_type])
+    sources = _source_sets()
     lines = ["def fill(types, datas, at, typed):"]
     lines += [f"    {local} = typed[{column!r}]" for column, local in columns.items()]
     lines += ["    i = at", "    for t, d in zip(types, datas):", "        k = _codes_get(t)"]
     for k, columns_of in enumerate(sources):
-        lines += [f"        {'if' if k == 0 else 'elif'} k == {k}:", "            g = d.get"]
-        for column, source in columns_of.items():
+        lines.append(f"        {'if' if k == 0 else 'elif'} k == {k}:")
+        if from_values:
+            names = [f"x{n}" for n in range(len(columns_of))]
+            lines.append(f"            {', '.join(names)}{',' if len(names) == 1 else ''} = d")
+        else:
+            lines.append("            g = d.get")
+        for n, (column, source) in enumerate(columns_of.items()):
             key, default = source_parts(source)
             local, check = columns[column], _CHECKS.get(COLUMN_TYPES[column])
-            get = f"g({key!r}{'' if default is None else f', {default!r}'})"
+            get = f"x{n}" if from_values else f"g({key!r}{'' if default is None else f', {default!r}'})"
             if check:
                 lines += [f"            v = {get}", f"            {local}[i] = {check}"]
             else:  # arrays: lists of the spec'd element type already
@@ -101,14 +120,15 @@ def _trusted_filler_source() -> Tuple[str, Dict[str, int]]:
     return "\n".join(lines) + "\n", codes
 
 
-def _trusted_filler():
-    source, codes = _trusted_filler_source()
+def _trusted_filler(from_values: bool = False):
+    source, codes = _trusted_filler_source(from_values)
     namespace = {"_codes_get": codes.get, "_as_int": _as_int}
     exec(compile(source, "<generated typed-column filler>", "exec"), namespace)  # noqa: S102 - our own text
     return namespace["fill"]
 
 
 _fill_trusted = _trusted_filler()
+_fill_values = _trusted_filler(from_values=True)
 
 
 def typed_columns(record_type: Optional[str], data: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
@@ -183,7 +203,7 @@ class RecordColumns:
     Example::
 
         cols = RecordColumns()
-        for batch in metadata_log.iter_metadata_batch_rows(path):
+        for batch in metadata_log.iter_metadata_batch_rows(path, row_fields=ROW_FIELDS):
             cols.add_batch(batch, {"copy_id": "1:/data", "source_file": path})
         block = cols.take(STRUCT)   # a pyarrow StructArray of every row, and the builder is empty again
     """
@@ -239,25 +259,37 @@ class RecordColumns:
             self._set_typed(index, record.type, record.data)
 
     def add_batch(self, batch: BatchRows, source: Mapping[str, Any]) -> None:
-        """Add one batch's records (:func:`udfs.metadata_log.iter_metadata_batch_rows`) straight from the
-        decoder's rows: the same rows as :meth:`add_many` of ``batch.records()``, without a MetadataRecord per
-        record."""
-        if batch.others:
+        """Add one batch's records as the decoder left them
+        (:func:`udfs.metadata_log.iter_metadata_batch_rows` with ``row_fields=ROW_FIELDS``: each decoded record's
+        JSON text and typed fields from its fused row function, no MetadataRecord or dict per record). Records
+        off the fast path (control records, errors, unusual shapes) go through :meth:`add_many`, in order."""
+        if not batch.fused:
             self.add_many(batch.records(), source)
             return
-        count = len(batch.rows)
+        rows = batch.rows
+        if batch.others:
+            start = 0
+            for end in [n for n, row in enumerate(rows) if type(row) is not tuple] + [len(rows)]:
+                self._add_fused(batch, rows[start:end], source)
+                if end < len(rows):
+                    self.add_many((rows[end],), source)
+                start = end + 1
+            return
+        self._add_fused(batch, rows, source)
+
+    def _add_fused(self, batch: BatchRows, rows: list, source: Mapping[str, Any]) -> None:
+        count = len(rows)
         if not count:
             return
         at = self._open(count, source)
-        offsets, frames, datas, writers = zip(*batch.rows, strict=True)
+        offsets, frames, payloads, values = zip(*rows, strict=True)
         types = [frame[0] for frame in frames]
         versions = [frame[3] for frame in frames]
-        payloads = payload_texts(datas, writers)
         nothing = [None] * count
         self._extend(offsets, [batch.base_offset] * count, [batch.leader_epoch] * count, [batch.timestamp] * count,
                      [False] * count, types, [frame[2] for frame in frames], versions, payloads,
                      _hashes(types, versions, payloads), nothing, nothing)
-        _fill_trusted(types, datas, at, self._typed)
+        _fill_values(types, values, at, self._typed)
 
     def _open(self, count: int, source: Mapping[str, Any]) -> int:
         """Room for ``count`` more rows of ``source``; returns the index of the first."""

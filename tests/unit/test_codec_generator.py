@@ -106,7 +106,34 @@ def assert_same_as_reference(spec, version, body, expect_fast=False):
             text = payload_json_text(data)
             assert writer(data) == text
             assert mc.json_writer(spec, version)(data) == text
+    assert_row_function_agrees(spec, version, body, fast)
     return reference
+
+
+def every_field(spec):
+    """A row function's extract of every field the message has in any version, absent as a marker value."""
+    return tuple((f.json_name, "absent") for f in spec.fields)
+
+
+def assert_row_function_agrees(spec, version, body, fast):
+    """The fused row function (udfs.message_codegen_rows) of a flexible version leaves the fast path exactly
+    where the generated decoder does; where both decode, its JSON text is the decoder's dict as ``json.dumps``
+    writes it and its values are the dict's (``absent`` where the dict has no key)."""
+    if not spec.is_flexible(version):
+        return
+    try:
+        text, end, values = mc.row_decoder(spec, version, every_field(spec))(body, 0)
+    except rt.MISSES:
+        row = None
+    else:
+        row = None if end > len(body) else (text, end, values)
+    assert (row is None) == (fast is None), f"{spec.name} v{version}: row {row}, decoder {fast} on {body.hex()}"
+    if row is None:
+        return
+    (_, _, fast_end), data, _ = fast
+    assert row[1] == fast_end
+    assert row[0] == payload_json_text(data)
+    assert canonical(list(row[2])) == canonical([data.get(key, "absent") for key, _ in every_field(spec)])
 
 
 # ---- Kafka's own files -------------------------------------------------------------------------------------

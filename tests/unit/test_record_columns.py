@@ -151,8 +151,10 @@ def test_record_hash_is_sha256_of_type_version_and_payload(devsample_dir):
 
 
 def test_rows_straight_from_the_decoder_equal_the_rows_of_its_records(devsample_dir):
-    """add_batch over the decoder's BatchRows (tuples, no MetadataRecord) builds exactly add_many's rows of the
-    same records, for every devsample segment and for one with a corrupt batch (an error row in its place)."""
+    """add_batch over the decoder's fused BatchRows (JSON text and typed fields per record, no MetadataRecord or
+    dict) builds exactly add_many's rows of the same records, for every devsample segment and for one with a
+    corrupt batch (an error row in its place, among the fused rows of its neighbours)."""
+    from jobs.ingest.metadata_rows import ROW_FIELDS
     from udfs.metadata_record import BatchRows
 
     path = max(_segments(devsample_dir), key=lambda p: p.stat().st_size)
@@ -163,12 +165,14 @@ def test_rows_straight_from_the_decoder_equal_the_rows_of_its_records(devsample_
     plain = with_others = 0
     for source in sources:
         batches = list(metadata_log.iter_metadata_batch_rows(source))
-        assert all(isinstance(b, BatchRows) for b in batches)
+        fused = list(metadata_log.iter_metadata_batch_rows(source, row_fields=ROW_FIELDS))
+        assert all(isinstance(b, BatchRows) for b in batches) and all(b.fused for b in fused)
+        assert [b.others for b in fused] == [b.others for b in batches]
         plain += sum(1 for b in batches if not b.others)
         with_others += sum(1 for b in batches if b.others)
         direct, via_records = RecordColumns(capacity=5), RecordColumns(capacity=5)
-        for batch in batches:
-            direct.add_batch(batch, SOURCE)
+        for batch, fused_batch in zip(batches, fused, strict=True):
+            direct.add_batch(fused_batch, SOURCE)
             via_records.add_many(batch.records(), SOURCE)
         records = list(metadata_log.iter_metadata_records(source))
         assert [r for b in batches for r in b.records()] == records
@@ -180,37 +184,24 @@ def test_rows_straight_from_the_decoder_equal_the_rows_of_its_records(devsample_
     assert [e.error.kind for e in errors] == ["crc_mismatch"]
 
 
-def test_a_batch_whose_writer_does_not_fit_its_data_falls_back_to_the_generic_encoder(devsample_dir):
-    """A tuple row whose data gained a key its generated writer does not know: that payload comes from the
-    generic encoder (byte-equal to Kafka's JSON of the dict), the batch's other payloads from their writers."""
-    from udfs.metadata_record import payload_json_text
-
-    path = max(_segments(devsample_dir), key=lambda p: p.stat().st_size)
-    batch = next(b for b in metadata_log.iter_metadata_batch_rows(str(path)) if not b.others and len(b.rows) > 1)
-    offset, frame, data, writer = batch.rows[0]
-    batch.rows[0] = (offset, frame, dict(data, extraKey=1), writer)
-    columns = RecordColumns()
-    columns.add_batch(batch, SOURCE)
-    payloads = [row["payload_json"] for row in columns.take(RECORDS_STRUCT).to_pylist()]
-    assert payloads[0] == payload_json_text(dict(data, extraKey=1)) and '"extraKey":1' in payloads[0]
-    assert payloads[1:] == [r.payload_json() for r in batch.records()[1:]]
-
-
 def test_typed_columns_of_decoded_records_of_every_type_and_version_equal_the_plans():
-    """The generated filler (decoded records' typed columns, a batch at a time) against ``typed_columns`` (the
-    plan read per record) for every record type with typed columns at every version, each record encoded from
-    a few values and decoded by its generated decoder: tagged fields left out (BrokerRegistrationChange's
-    Fenced defaults to 0 in the column), booleans as 0/1, arrays and uuids as decoded."""
+    """The generated fillers (decoded records' typed columns, a batch at a time: from the decoders' dicts and
+    from the fused row functions' values) against ``typed_columns`` (the plan read per record) for every record
+    type with typed columns at every version, each record encoded from a few values: tagged fields left out
+    (BrokerRegistrationChange's Fenced defaults to 0 in the column), booleans as 0/1, arrays and uuids as
+    decoded."""
+    from jobs.ingest.metadata_rows import ROW_FIELDS
     from jobs.tables.record_columns import COLUMN_SOURCES, source_key
     from udfs import message_codec
     from udfs.message_spec import load_schema
     from udfs.message_writer import encode
+    from udfs.metadata_record import BatchRows
 
     schema = load_schema("metadata_records")
     values = {"bool": True, "int8": 1, "int16": 7, "int32": 42, "uint16": 9, "int64": 1 << 40,
               "string": "a-name", "uuid": "AAAAAAAAAAAAAAAAAAAAAQ", "[]int32": [3, 1, 2],
               "[]uuid": ["AAAAAAAAAAAAAAAAAAAAAQ"], "[]string": ["x"]}
-    records, checked_fenced_default = [], False
+    records, fused, checked_fenced_default = [], [], False
     for record_type, sources in COLUMN_SOURCES.items():
         spec = schema.by_name(record_type)
         fields = {f.json_name: f for f in spec.fields}
@@ -222,7 +213,12 @@ def test_typed_columns_of_decoded_records_of_every_type_and_version_equal_the_pl
                     tagged = f.tag is not None and f.tagged_versions.contains(version)
                     if f.versions.contains(version) and (filled or not tagged) and f.type in values:
                         data[f.json_name] = values[f.type]
-                decoded, _, writer = message_codec.generated(spec, version).fast_decoder(encode(spec, version, data), 0)
+                body = encode(spec, version, data)
+                decoded, _, writer = message_codec.generated(spec, version).fast_decoder(body, 0)
+                if spec.is_flexible(version):
+                    text, _, row = message_codec.row_decoder(spec, version, dict(ROW_FIELDS)[record_type])(body, 0)
+                    frame = (record_type, None, spec.api_key, version)
+                    fused.append((BatchRows(0, 0, 1, 0, None, [(len(records), frame, text, row)], True), decoded))
                 record = MetadataRecord(offset=len(records), batch_base_offset=0, batch_last_offset=0,
                                         leader_epoch=1, timestamp=0, is_control=False, type=record_type,
                                         api_key=spec.api_key, version=version, data=decoded)
@@ -236,3 +232,10 @@ def test_typed_columns_of_decoded_records_of_every_type_and_version_equal_the_pl
     assert [{c: row[c] for c in typed} for row in rows] == [typed_columns(r.type, r.data) for r in records]
     assert checked_fenced_default and any(row["fenced"] == 1 for row in rows)
     assert {r.type for r in records} == set(COLUMN_SOURCES)
+    from_rows = RecordColumns()
+    for batch, _ in fused:
+        from_rows.add_batch(batch, SOURCE)
+    rows = from_rows.take(RECORDS_STRUCT).to_pylist()
+    assert [{c: row[c] for c in typed} for row in rows] == [
+        typed_columns(batch.rows[0][1][0], decoded) for batch, decoded in fused]
+    assert {batch.rows[0][1][0] for batch, _ in fused} == set(COLUMN_SOURCES)
