@@ -66,16 +66,7 @@ class _Decoders:
         self.shapes = shapes if tagged else None
         signature = f"def {name}(buf, pos):"
         emit = _Function(signature, f"{what} v{version}: {_field_list(present)}.")
-        run: list[FieldSpec] = []
-        for f in untagged + [None]:
-            if f is not None and f.type in mv.FIXED_FORMATS and not f.is_array:
-                run.append(f)
-                continue
-            if run:
-                self._fixed_run(emit, run)
-                run = []
-            if f is not None:
-                self._value(emit, f, _local(f), 1, tagged=False)
+        self.read_untagged(emit, untagged)
         if flexible:
             self._tag_section(emit, present, untagged, tagged)
         else:
@@ -87,6 +78,21 @@ class _Decoders:
             emit(2, f"w = {shape_writers}.for_mask(m)")
         emit(1, f"return {self.returns}")
         self.module.functions.append(emit.lines)
+
+    def read_untagged(self, emit: _Function, fields: list[FieldSpec], read=None) -> None:
+        """Each untagged field into its local: runs of fixed-width fields unpacked at once, any other field by
+        ``read(emit, field, local, indent, tagged)`` (default :meth:`_value`; the row functions pass theirs)."""
+        read = read or self._value
+        run: list[FieldSpec] = []
+        for f in fields + [None]:
+            if f is not None and f.type in mv.FIXED_FORMATS and not f.is_array:
+                run.append(f)
+                continue
+            if run:
+                self._fixed_run(emit, run)
+                run = []
+            if f is not None:
+                read(emit, f, _local(f), 1, False)
 
     def _fixed_run(self, emit: _Function, run: list[FieldSpec]) -> None:
         layout = _layout(">" + "".join(mv.FIXED_FORMATS[f.type] for f in run))

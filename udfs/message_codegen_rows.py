@@ -5,8 +5,10 @@ caller's typed columns then read the dict back key by key. A caller that wants o
 a few of its fields (ingest's bronze columns) pays for the dict three times. The row function reads the bytes
 into locals exactly as the decoder does (the decoder's own field readers write its lines), writes the JSON text
 from those locals (the JSON writer's own value formatting) and returns the wanted fields as a tuple, without a
-dict. Session 35 measured a hand-written one for PartitionChangeRecord v1 at ~1.25 us per record against
-~2.3 us for decoder, writer and typed columns (docs/benchmarks.md).
+dict; int32 and uuid arrays (ISRs, replica sets, directory lists: the same few on nearly every record) come
+as one entry ``(values, JSON text)`` memoized by their raw bytes. Timed per PartitionChangeRecord v1 body: 0.95-1.16
+us with its values, against 1.25 us for decoder and writer; per million records of the real log ~0.7 CPU s less
+with the typed columns filled from the values (session 41, docs/benchmarks.md).
 
 It is a fast path like the decoder: only flexible versions (the ones a metadata log's records use), and it
 raises one of :data:`udfs.message_codegen_runtime.MISSES` wherever the decoder would, so a caller falls back
@@ -16,9 +18,9 @@ decoder's dict and Kafka's JSON). Nothing from the input reaches the source: nam
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable, Sequence, Tuple
 
-from . import message_values as mv
 from .message_codegen_decoders import _Decoders
 from .message_codegen_json import _JsonWriters
 from .message_codegen_runtime import _ONE_BYTE
@@ -48,7 +50,7 @@ def generate_row(spec: MessageSpec, version: int, extract: Extract) -> Tuple[str
                                                f"{_field_list(present)}.")
     untagged = [f for f in present if not _is_tagged(f, version, True)]
     tagged = [f for f in present if _is_tagged(f, version, True)]
-    _read_untagged(emit, decoders, untagged)
+    decoders.read_untagged(emit, untagged, partial(_read_value, decoders))
     _read_tags(emit, decoders, tagged)
     # a field the version does not have reads as absent (as from the decoder's dict)
     values = [_value_of(by_name[key], default, version) if key in by_name else repr(default)
@@ -66,20 +68,6 @@ def generate_row(spec: MessageSpec, version: int, extract: Extract) -> Tuple[str
     return source, namespace[name]
 
 
-def _read_untagged(emit: _Function, decoders: _Decoders, fields: Sequence) -> None:
-    """The untagged fields into their locals, with the decoder's own readers (fixed-width runs unpacked at once)."""
-    run: list = []
-    for f in list(fields) + [None]:
-        if f is not None and f.type in mv.FIXED_FORMATS and not f.is_array:
-            run.append(f)
-            continue
-        if run:
-            decoders._fixed_run(emit, run)
-            run = []
-        if f is not None:
-            _read_value(emit, decoders, f, _local(f), 1, tagged=False)
-
-
 def _read_tags(emit: _Function, decoders: _Decoders, tagged: Sequence) -> None:
     """The tag section: one check per known tag in ascending tag order (as the decoder), each value into its own
     local; a value equal to its default stays absent; anything else is a fast-path miss."""
@@ -95,7 +83,7 @@ def _read_tags(emit: _Function, decoders: _Decoders, tagged: Sequence) -> None:
         more = "" if k == 0 else "n and "
         emit(2, f"if {more}buf[pos] == {f.tag} and buf[pos + 1] < {_ONE_BYTE:#x}:  # {f.name} {f.type}")
         emit(3, "pos += 2  # a known tag's size is not checked (neither do Kafka's generated readers)")
-        _read_value(emit, decoders, f, "v", 3, tagged=True)
+        _read_value(decoders, emit, f, "v", 3, tagged=True)
         default, value = f.default_value(), "v[0]" if _is_entry(f) else "v"
         emit(3, f"if {f'{value} is not None' if default is None else f'{value} != {default!r}'}:  # equal to its "
                 "default: absent")
@@ -115,7 +103,7 @@ _ENTRIES = {"int32": (4, "_int32_array_get", "_int32_array", "_int_list_text"),
             "uuid": (16, "_uuid_array_get", "_uuid_array", "_quoted_list_text")}
 
 
-def _read_value(emit: _Function, decoders: _Decoders, f, var: str, indent: int, tagged: bool) -> None:
+def _read_value(decoders: _Decoders, emit: _Function, f, var: str, indent: int, tagged: bool) -> None:
     """One value into ``var``: an int32 or uuid array as its entry (one lookup of its raw bytes; ISRs, replica sets
     and directory lists repeat on nearly every record), anything else with the decoder's reader."""
     if not _is_entry(f):
@@ -176,4 +164,3 @@ def _json_text(emit: _Function, writers: _JsonWriters, present: Sequence, versio
         emit(1, f"if {local} is not _ABSENT:")
         emit(2, f"s += f',\"{f.json_name}\":{_slot(writers, emit, f, local, 2)}'")
     emit(1, "s = s + '}'" if opening else "s = '{' + s[1:] + '}'")
-
