@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 from jobs.ingest.log_dir_rows import FileOutcome
 from jobs.ingest.metadata_files import RECORDS_STRUCT, record_blocks
@@ -260,6 +261,8 @@ def test_a_record_off_the_fast_path_keeps_its_place_among_fused_rows():
          ("PARTITION_CHANGE_RECORD", 1, dict(change, leader=2)), ("TOPIC_RECORD", 0, topic)], 40, 3, 1_700_000_000_000)
     [fused] = list(metadata_log.iter_metadata_batch_rows(batch, row_fields=ROW_FIELDS))
     assert [type(row) is tuple for row in fused.rows] == [True, False, True, True] and fused.others == 1
+    with pytest.raises(ValueError, match="fused rows hold no record dicts"):
+        fused.records()
     records = list(metadata_log.iter_metadata_records(batch))
     direct, via_records = RecordColumns(capacity=2), RecordColumns(capacity=2)
     direct.add_batch(fused, SOURCE)
