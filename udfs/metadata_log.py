@@ -327,20 +327,24 @@ def _batch_error(error: DecodeError, header: Optional[BatchHeader], position: in
                           type=None, api_key=None, version=None, data=None, error=error, position=position)
 
 
-def _fast_frames() -> dict:
-    """``bytes([1, apiKey, version]) -> (type name, generated fast decoder, apiKey, version)`` for
-    every record version whose frame is three one-byte uvarints (all of them today); built once.
+def _frame_versions():
+    """``(bytes([1, apiKey, version]), spec, version)`` of every record version whose frame is three one-byte
+    uvarints (all of them today) and whose encodings are flexible: there every element of an array takes at least
+    one byte, so a body decoded in place in the batch buffer that ends exactly at the value's end has read nothing
+    outside the value."""
+    for spec in metadata_schema().messages:
+        for version in range(spec.valid_versions.lowest, spec.valid_versions.highest + 1):
+            if spec.api_key < 0x80 and version < 0x80 and spec.is_flexible(version):
+                yield bytes((FRAME_VERSION, spec.api_key, version)), spec, version
 
-    Only flexible versions: there every element of an array takes at least one byte, so a body decoded in
-    place in the batch buffer that ends exactly at the value's end has read nothing outside the value.
-    """
+
+def _fast_frames() -> dict:
+    """frame key (:func:`_frame_versions`) -> ``(type name, generated fast decoder, apiKey, version)``; built
+    once."""
     if not _FAST_FRAMES:
-        for spec in metadata_schema().messages:
-            for version in range(spec.valid_versions.lowest, spec.valid_versions.highest + 1):
-                if spec.api_key < 0x80 and version < 0x80 and spec.is_flexible(version):
-                    _FAST_FRAMES[bytes((FRAME_VERSION, spec.api_key, version))] = (
-                        spec.type_name, message_codec.generated(spec, version).fast_decoder, spec.api_key,
-                        version)
+        for key, spec, version in _frame_versions():
+            _FAST_FRAMES[key] = (spec.type_name, message_codec.generated(spec, version).fast_decoder, spec.api_key,
+                                 version)
     return _FAST_FRAMES
 
 
@@ -350,12 +354,12 @@ _FAST_FRAMES: dict = {}
 @lru_cache(maxsize=8)
 def _row_frames(row_fields: tuple) -> dict:
     """:func:`_fast_frames` with each version's fused row function (:func:`message_codec.row_decoder`) in place of
-    its decoder; ``row_fields``: ``((type name, ((JSON name, value when absent), ...)), ...)``, types not listed
-    extract nothing."""
+    its decoder (which is then not compiled); ``row_fields``: ``((type name, ((JSON name, value when absent),
+    ...)), ...)``, types not listed extract nothing."""
     wanted = dict(row_fields)
-    return {key: (type_name, message_codec.row_decoder(metadata_spec(type_name), version, wanted.get(type_name, ())),
-                  api_key, version)
-            for key, (type_name, _, api_key, version) in (_FAST_FRAMES or _fast_frames()).items()}
+    return {key: (spec.type_name, message_codec.row_decoder(spec, version, wanted.get(spec.type_name, ())),
+                  spec.api_key, version)
+            for key, spec, version in _frame_versions()}
 
 
 def _value_record(value, offset, base, last, epoch, ts, control, key, position) -> MetadataRecord:

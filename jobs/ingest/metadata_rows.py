@@ -278,6 +278,7 @@ class RecordColumns:
         self._add_fused(batch, rows, source)
 
     def _add_fused(self, batch: BatchRows, rows: list, source: Mapping[str, Any]) -> None:
+        """Consecutive fused rows of ``batch``: its fields repeated, the texts and value tuples as they came."""
         count = len(rows)
         if not count:
             return
