@@ -210,6 +210,7 @@ SMALL_CAPTURE_CONF = {
     "spark.sql.defaultSizeInBytes": "1024",
 }
 _SESSION_VALUE = "spark.kafka_recon.session_value."  # the session's own value of a key, kept before the first switch
+_UNSET = "<unset>"  # kept as a key's session value when the session had none: the key is unset again
 BROADCAST_KEY = "spark.sql.autoBroadcastJoinThreshold"
 # The large profile's exceptions to "the session's own settings": Spark picks no broadcast join by itself, neither
 # from a plan's size estimate nor under AQE from a shuffle's runtime size (the adaptive threshold falls back to this
@@ -243,15 +244,14 @@ def fit_execution_to_size(spark, settings: SparkSettings, rows: int, scope: str 
             continue
         try:
             if key == CODEGEN_MODE_KEY:
-                value = EXECUTION_MODES[mode]
+                spark.conf.set(key, EXECUTION_MODES[mode])
             elif mode == "interpreted":
                 _keep_session_value(spark, key)
-                value = small
+                spark.conf.set(key, small)
             elif key in LARGE_CAPTURE_CONF:
-                value = LARGE_CAPTURE_CONF[key]
+                spark.conf.set(key, LARGE_CAPTURE_CONF[key])
             else:
-                value = spark.conf.get(_SESSION_VALUE + key, None) or spark.conf.get(key)
-            spark.conf.set(key, value)
+                _restore_session_value(spark, key)
         except Exception as exc:  # a runtime that does not let sessions change it (some managed runtimes)
             refused[key] = str(exc).splitlines()[0][:200]
     if refused:
@@ -337,6 +337,21 @@ def session_actions_at_once(spark) -> int:
 
 def _keep_session_value(spark, key: str) -> None:
     """Remember the session's own value of ``key`` before the first switch to the small profile, in the session's
-    conf: a notebook's session may run both sizes, and a large capture gets that value back."""
+    conf: a notebook's session may run both sizes, and a large capture gets that value back. A key the session has
+    no value for (an optional setting such as ``spark.sql.optimizer.excludedRules``) is remembered as
+    :data:`_UNSET`, and :func:`_restore_session_value` unsets it again."""
     if spark.conf.get(_SESSION_VALUE + key, None) is None:
-        spark.conf.set(_SESSION_VALUE + key, spark.conf.get(key))
+        try:
+            own = spark.conf.get(key)
+        except Exception:  # noqa: BLE001 - a key without a default the session never set
+            own = None
+        spark.conf.set(_SESSION_VALUE + key, _UNSET if own is None else own)
+
+
+def _restore_session_value(spark, key: str) -> None:
+    """Give ``key`` back the value :func:`_keep_session_value` remembered (the current one if none was)."""
+    own = spark.conf.get(_SESSION_VALUE + key, None)
+    if own == _UNSET:
+        spark.conf.unset(key)
+    elif own is not None:
+        spark.conf.set(key, own)

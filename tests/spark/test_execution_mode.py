@@ -46,6 +46,26 @@ def test_a_small_capture_gets_the_whole_profile_and_a_large_one_the_sessions_own
     assert spark.conf.get("spark.sql.shuffle.partitions") == "3" and spark.conf.get("spark.sql.adaptive.enabled") == "false"
 
 
+def test_a_profile_key_the_session_never_set_is_unset_again_for_a_large_capture(spark, monkeypatch, caplog):
+    """An optional setting without a value in the session (``spark.conf.get`` gives None): the small profile sets
+    it, a large capture after it gets the session's state back, and neither switch is reported as refused."""
+    key = "spark.sql.optimizer.excludedRules"
+    rule = "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation"
+    spark.conf.unset(key)
+    spark.conf.unset(_SESSION_VALUE + key)
+    monkeypatch.setitem(SMALL_CAPTURE_CONF, key, rule)
+    try:
+        with caplog.at_level("WARNING", logger="kafka-recon"):
+            assert fit_execution_to_size(spark, _limit(500), 10) == "interpreted"
+            assert spark.conf.get(key) == rule
+            assert fit_execution_to_size(spark, _limit(500), 10**6) == "compiled"
+        assert spark.conf.get(key, None) is None
+        assert not [r for r in caplog.records if "execution_settings_unchanged" in r.getMessage()]
+    finally:
+        spark.conf.unset(key)
+        spark.conf.unset(_SESSION_VALUE + key)
+
+
 def test_the_row_count_decides_the_mode(spark):
     assert fit_execution_to_size(spark, _limit(500), 499) == "interpreted"
     assert spark.conf.get(CODEGEN_MODE_KEY) == "NO_CODEGEN"
