@@ -266,6 +266,25 @@ def test_data_docs_exist_and_load_nothing_from_the_network(dq):
     assert "static/vendor/jquery-3.7.1/jquery.min.js" in index
 
 
+def test_each_stored_validation_holds_every_rule_of_its_suite_in_order_with_its_own_id(dq):
+    """The rules GX validated and those the screen passed (joined bare, stored with the suite in one write) are one
+    validation per table in the suite's order, each expectation with an id of its own, as the Data Docs show them."""
+    result, out = dq
+    stored = {}
+    for path in (out / "dq" / "validations_store").rglob("*.json"):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        stored[doc["suite_name"]] = doc
+    assert sorted(stored) == sorted({r["suite"] for r in result.rows})
+    for suite, doc in stored.items():
+        configs = [r["expectation_config"] for r in doc["results"]]
+        rows = [r for r in result.rows if r["suite"] == suite]
+        assert [c["type"] for c in configs] == [r["expectation"] for r in rows], suite
+        assert [r["success"] for r in doc["results"]] == [r["success"] for r in rows], suite
+        ids = [c.get("id") for c in configs]
+        assert all(ids) and len(set(ids)) == len(ids), suite
+        assert doc["statistics"]["evaluated_expectations"] == len(rows)
+
+
 def test_data_docs_keep_every_run_and_name_each_table(spark, tmp_path):
     """Validation results live under the docs folder, so a second run into the same output keeps the first run's
     pages; every validation page names its table; no page links out."""
