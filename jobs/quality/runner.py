@@ -132,8 +132,9 @@ def _validate(v: _Validating, batch_definition, name: str, rules, df, result_for
     and the GX suite."""
     import great_expectations as gx
 
+    expectations = [_expectation(rule) for rule in rules]  # built outside the lock the other lane may wait on
     with v.lock:  # the rules in the suite before it is stored: one write, not a read and a write per rule
-        gx_suite = v.context.suites.add(gx.ExpectationSuite(name=name, expectations=[_expectation(r) for r in rules]))
+        gx_suite = v.context.suites.add(gx.ExpectationSuite(name=name, expectations=expectations))
         validation = v.context.validation_definitions.add(
             gx.ValidationDefinition(name=f"{name}.validation", data=batch_definition, suite=gx_suite))
         checkpoint = v.context.checkpoints.add(
