@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: demo test test-slow test-all test-fast bench fuzz lint clean venv java chromium local-cluster collector
+.PHONY: demo test test-slow test-all test-fast bench fuzz lint clean venv java chromium local-cluster collector compiled
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (python3.11 not found; set PYTHON=...)"; exit 1; }
@@ -20,6 +20,12 @@ $(STAMP): $(PY) pyproject.toml
 
 venv: $(STAMP)
 
+# The project's modules compiled once, as pip compiles an installed wheel's: an editable checkout run where
+# PYTHONDONTWRITEBYTECODE is set (here, and in many container images) otherwise compiles every module it imports in
+# every process, ~0.3 CPU s of each nightly's driver (docs/benchmarks.md, session 44). Up to date: ~0.05 s.
+compiled: $(STAMP)
+	@$(PY) -m compileall -q jobs udfs collector bench
+
 java:
 	@$(PY) -c "from jobs.spark_session import check_java; check_java()" >/dev/null || exit 1
 
@@ -29,25 +35,25 @@ chromium:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
 	  (sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); }
 
-demo: $(STAMP) java
+demo: $(STAMP) compiled java
 	$(VENV)/bin/kafka-recon demo --out demo-out
 
 # Two tiers: `make test` (the loop, <= 10 min) skips tests marked slow (the scenario matrix, crash safety,
 # concurrency, local-cluster, whole-job re-runs); `make test-slow` runs only those; `make test-all` (CI) runs both.
 PYTEST := $(VENV)/bin/pytest -q -p no:cacheprovider --durations=15
 
-test: $(STAMP) java chromium
+test: $(STAMP) compiled java chromium
 	$(PYTEST) -m "not slow"
 
-test-slow: $(STAMP) java
+test-slow: $(STAMP) compiled java
 	$(PYTEST) -m slow
 
 test-all: test test-slow
 
-test-fast: $(STAMP)
+test-fast: $(STAMP) compiled
 	$(VENV)/bin/pytest -q -p no:cacheprovider tests/unit
 
-bench: $(STAMP) java
+bench: $(STAMP) compiled java
 	$(PIP) install -q -e '.[dev,bench]'
 	$(PY) -m bench.run_all
 
