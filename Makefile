@@ -22,9 +22,9 @@ venv: $(STAMP)
 
 # The project's modules compiled once, as pip compiles an installed wheel's: an editable checkout run where
 # PYTHONDONTWRITEBYTECODE is set (here, and in many container images) otherwise compiles every module it imports in
-# every process, ~0.3 CPU s of each nightly's driver (docs/benchmarks.md, session 44). Up to date: ~0.05 s.
+# every process, ~0.3 CPU s of each nightly's driver (docs/benchmarks.md, session 44). Up to date: ~0.1 s.
 compiled: $(STAMP)
-	@$(PY) -m compileall -q jobs udfs collector bench
+	@$(PY) -m compileall -q jobs udfs collector && $(PY) -m compileall -q -l bench
 
 java:
 	@$(PY) -c "from jobs.spark_session import check_java; check_java()" >/dev/null || exit 1
