@@ -1,31 +1,18 @@
 """Modules GX imports but the suites never use (jobs.quality.deferred_imports): not executed by GX's import, the
 real module's objects on first use, and nothing deferred that is already imported or not installed."""
 import math
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from jobs.quality.deferred_imports import DeferredModule, defer_imports
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run(tmp_path, code: str) -> list:
-    script = tmp_path / "probe.py"  # a script, not ``-c``: pyspark takes a main module without a file for doctests
-    script.write_text(code)
-    out = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.splitlines()
+from tests.fresh_interpreter import run_script
 
 
 def test_gx_imports_without_running_scipy_stats_or_altair_and_they_work_when_used(tmp_path):
     """GX's KL-divergence expectation holds the stand-ins; its ``stats.entropy`` is scipy's own once read (the
     value checked against the formula), and ``sys.modules`` then holds the real modules."""
-    lines = _run(tmp_path, (
+    lines = run_script(tmp_path, (
         "import sys\n"
         "import jobs.quality\n"
         "from jobs.quality.gx_context import PRELOADED_MODULES, preload_in_background\n"

@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 from jobs.quality import gx_context
+from tests.fresh_interpreter import run_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,13 +23,8 @@ def test_preload_imports_gx_with_analytics_off_in_a_fresh_interpreter(tmp_path):
         "print(before, thread.is_alive(), os.environ.get('GX_ANALYTICS_ENABLED'),"
         " all(m in sys.modules for m in PRELOADED_MODULES))\n"
     )
-    script = tmp_path / "preload.py"  # a script, not ``-c``: pyspark takes a main module without a file for doctests
-    script.write_text(code)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split("\n")[-2] == "[] False false True"  # nothing imported before, all of it after
+    lines = run_script(tmp_path, code, name="preload.py")
+    assert lines[-1] == "[] False false True"  # nothing imported before, all of it after
 
 
 def test_a_failing_preload_leaves_no_thread_traceback(monkeypatch):
