@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: demo test test-slow test-all test-fast bench fuzz lint clean venv java chromium local-cluster collector compiled
+.PHONY: demo test test-slow test-all test-fast bench fuzz lint clean venv java chromium local-cluster collector compiled dist
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (python3.11 not found; set PYTHON=...)"; exit 1; }
@@ -67,6 +67,13 @@ local-cluster: $(STAMP) java
 # the collector as one stdlib-only file to copy to brokers and controllers
 collector: $(STAMP)
 	$(PY) -m collector.build dist/kafka-recon-collector.py
+
+# what a cluster installs: the wheel (pip install on every node, Databricks libraries) and the same code as one zip
+# for spark-submit --py-files
+dist: $(STAMP)
+	rm -f dist/kafka_recon-*.whl
+	$(PIP) wheel -q --no-deps -w dist .
+	$(PY) -m jobs.pyfiles dist/kafka_recon.zip
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check jobs udfs collector tests

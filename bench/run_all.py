@@ -60,7 +60,7 @@ def ensure_class_archive(timeout: float) -> dict:
     used by every nightly, helper and floor below (they inherit the environment): measured like the product's
     runs, not borrowed from the user's ~/.cache."""
     os.environ[ARCHIVE_ENV] = os.path.join(CACHE, "class-archive")
-    from jobs.class_archive import archive_path
+    from jobs.engine.class_archive import archive_path
     from jobs.settings import Settings
     from jobs.spark_session import check_java
 

@@ -15,7 +15,8 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "collect": ("collector.cli", "pack a broker's log dirs into one snapshot file (read-only)"),
     "decode": ("jobs.decode_command", "print every record of metadata segments/snapshots/dump-log text as JSON lines"),
     "demo": ("jobs.demo", "simulate the demo fleet and run the nightly job on it"),
-    "class-archive": ("jobs.class_archive_build", "build the JVM class archive that starts each local session ~2 s sooner"),
+    "pyfiles": ("jobs.pyfiles", "write the job's code as one zip for spark-submit --py-files"),
+    "class-archive": ("jobs.engine.class_archive_build", "build the JVM class archive that starts each local session ~2 s sooner"),
 }
 
 USAGE = "usage: kafka-recon <command> [options]\n\ncommands:\n" + "\n".join(

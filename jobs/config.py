@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import os
+from importlib import resources
 from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
@@ -50,15 +51,18 @@ class ConfigError(ValueError):
     """A configuration value is unknown or has the wrong type."""
 
 
-def default_conf_dir() -> Path:
-    """The conf/ folder: $KAFKA_RECON_CONF_DIR, else the repo's conf/ next to jobs/, else the packaged copy."""
+def default_conf_dir():
+    """The conf/ folder (a Path, or an importlib.resources Traversable inside a wheel or zip): $KAFKA_RECON_CONF_DIR,
+    else the source tree's conf/ next to jobs/, else the packaged copy ``jobs/conf`` (the build copies conf/*.yaml
+    there: setup.py), read through importlib.resources so it works from a ``--py-files`` zip too."""
     env = os.environ.get("KAFKA_RECON_CONF_DIR")
     if env:
         return Path(env)
-    repo = Path(__file__).resolve().parent.parent / "conf"
-    if repo.is_dir():
+    here = Path(__file__).resolve().parent
+    repo = here.parent / "conf"
+    if repo.is_dir() and (repo / "default.yaml").is_file():
         return repo
-    return Path(__file__).resolve().parent / "conf"  # wheel: conf/ copied into jobs/conf by the build
+    return resources.files("jobs").joinpath("conf")
 
 
 class Config(dict):
@@ -147,12 +151,16 @@ def load_config(
     :param env: environment (defaults to ``os.environ``); ``KAFKA_RECON__STORAGE__ROOT=/x`` sets storage.root.
     """
     folder = conf_dir or default_conf_dir()
-    files = sorted(folder.glob("*.yaml"), key=lambda p: (p.name != "default.yaml", p.name))
+    try:
+        files = sorted((f for f in folder.iterdir() if f.name.endswith(".yaml") and f.is_file()),
+                       key=lambda p: (p.name != "default.yaml", p.name))
+    except (FileNotFoundError, NotADirectoryError):
+        files = []
     if not files:
         raise ConfigError(f"no conf/*.yaml found in {folder}")
     merged: dict = {}
     for path in files:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         _merge(merged, data, path.name, strict=False)
     if conf_file:
         try:

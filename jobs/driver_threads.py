@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, Iterable, List, TypeVar
 
-from .job_labels import for_new_threads
+from .engine.job_labels import for_new_threads
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -25,7 +25,7 @@ def map_at_once(fn: Callable[[Item], Result], items: Iterable[Item], at_once: in
     items = list(items)
     if at_once <= 1 or len(items) <= 1:
         return [fn(item) for item in items]
-    # each thread names its Spark jobs as the caller's do (jobs/job_labels.py)
+    # each thread names its Spark jobs as the caller's do (jobs/engine/job_labels.py)
     with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix=name, initializer=for_new_threads()) as pool:
         futures = [pool.submit(fn, item) for item in items]
         wait(futures)

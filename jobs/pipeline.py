@@ -17,7 +17,7 @@ from typing import Dict, Iterator, List, Optional, Sequence
 
 from pyspark.sql import functions as F
 
-from jobs.job_labels import label_jobs, stage_label
+from jobs.engine.job_labels import label_jobs, stage_label
 from jobs.settings import Settings
 from jobs.stage_log import StageReport, StageTimer, get_logger
 
@@ -62,7 +62,7 @@ def _late_gaps(store, result, run_id: str, capture_id: str, files_seen: int, min
 
 @contextmanager
 def _stage(timer: StageTimer, spark, name: str) -> Iterator[StageReport]:
-    """``timer.stage(name)``, its Spark jobs named ``kafka-recon <name>`` (jobs/job_labels.py)."""
+    """``timer.stage(name)``, its Spark jobs named ``kafka-recon <name>`` (jobs/engine/job_labels.py)."""
     with timer.stage(name) as report:
         label_jobs(spark, stage_label(name))
         yield report

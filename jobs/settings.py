@@ -30,11 +30,12 @@ S = TypeVar("S")
 
 @dataclass(frozen=True)
 class SparkSettings:
-    """``spark``: the session this job starts itself (ignored where one exists: spark-submit, Databricks)."""
+    """``spark``: the session the job uses (jobs/spark_session.py: a running one as it is, else one it builds)."""
 
     SECTION = "spark"
     app_name: str
     master: str
+    remote: str
     driver_memory: str
     jvm_options: str
     small_capture_jvm_options: str
@@ -140,7 +141,9 @@ SECTIONS: Tuple[type, ...] = (SparkSettings, StorageSettings, IngestSettings, Ru
 
 @lru_cache(maxsize=4)
 def _shipped(conf_dir: str) -> Mapping[str, Any]:
-    return load_config(env={}, conf_dir=Path(conf_dir))
+    """conf/*.yaml of the folder named ``conf_dir`` (its text: the cache key), read from :func:`default_conf_dir`."""
+    folder = default_conf_dir()
+    return load_config(env={}, conf_dir=folder if str(folder) == conf_dir else Path(conf_dir))
 
 
 def shipped_section(name: str) -> Dict[str, Any]:

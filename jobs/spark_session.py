@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Sequence
 
 from .settings import Settings, SparkSettings
@@ -21,7 +22,7 @@ class JavaMissingError(RuntimeError):
 
 def check_java(min_major: int = 17) -> str:
     """Return ``java -version`` text, or raise with what to install."""
-    from .class_archive import java_binary
+    from .engine.class_archive import java_binary
 
     java = java_binary()
     hint = (f"kafka-recon runs Spark locally and needs Java {min_major}: install it "
@@ -39,39 +40,221 @@ def check_java(min_major: int = 17) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class MasterChoice:
+    """Where the job's session runs and who said so (logged at start-up).
+
+    ``kind``: ``remote`` (a Spark Connect session at ``url``), ``given`` (the JVM is already running with its own
+    master: spark-submit, Databricks, a ``pyspark`` shell; ``url`` is what it reports), ``configured`` (Spark's own
+    configuration names one the JVM will start with: ``MASTER``, ``PYSPARK_SUBMIT_ARGS --master``, spark-defaults.conf)
+    or ``master`` (this job sets ``url`` on the session it starts)."""
+
+    kind: str
+    url: Optional[str]
+    source: str
+
+    @property
+    def local(self) -> bool:
+        """A local master (``local[...]``, ``local-cluster[...]``): executors run this interpreter on this machine."""
+        return self.kind in ("master", "configured", "given") and (self.url or "").startswith("local")
+
+
+def resolve_master(settings: SparkSettings, master: Optional[str] = None,
+                   environ: Optional[Mapping[str, str]] = None) -> MasterChoice:
+    """Which master the job's session uses, first match wins:
+
+    1. ``master`` (a caller's argument), then ``KAFKA_RECON_SPARK_MASTER`` (tests and benchmarks);
+    2. Spark Connect: ``SPARK_REMOTE``, else ``spark.remote`` in conf (Databricks serverless, standard access,
+       ``pyspark-client``);
+    3. a JVM that is already running (spark-submit starts the driver's Python with ``PYSPARK_GATEWAY_PORT``; so do
+       Databricks and ``pyspark``): the master it was given;
+    4. what Spark's own launcher will use: ``PYSPARK_SUBMIT_ARGS --master``, ``MASTER``, ``spark.master`` in
+       ``$SPARK_CONF_DIR/spark-defaults.conf``;
+    5. ``spark.master`` in conf (``local[*]`` by default).
+
+    Only in case 5 (and 1) does the job call ``builder.master``: it never overrides a master Spark was given."""
+    env = os.environ if environ is None else environ
+    if master:
+        return MasterChoice("master", master, "argument")
+    if env.get("KAFKA_RECON_SPARK_MASTER"):
+        return MasterChoice("master", env["KAFKA_RECON_SPARK_MASTER"], "KAFKA_RECON_SPARK_MASTER")
+    if env.get("SPARK_REMOTE"):
+        return MasterChoice("remote", env["SPARK_REMOTE"], "SPARK_REMOTE")
+    if settings.remote:
+        return MasterChoice("remote", settings.remote, "spark.remote")
+    if env.get("PYSPARK_GATEWAY_PORT"):
+        return MasterChoice("given", None, "running JVM (spark-submit)")
+    submit_master = _submit_args_master(env.get("PYSPARK_SUBMIT_ARGS", ""))
+    if submit_master:
+        return MasterChoice("configured", submit_master, "PYSPARK_SUBMIT_ARGS")
+    if env.get("MASTER"):
+        return MasterChoice("configured", env["MASTER"], "MASTER")
+    defaults = _spark_defaults_master(env)
+    if defaults:
+        return MasterChoice("configured", defaults, "spark-defaults.conf")
+    return MasterChoice("master", settings.master, "spark.master (conf)")
+
+
+def _submit_args_master(args: str) -> Optional[str]:
+    words = args.split()
+    for i, word in enumerate(words):
+        if word == "--master" and i + 1 < len(words):
+            return words[i + 1]
+        if word.startswith("--master="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def _spark_defaults_master(env: Mapping[str, str]) -> Optional[str]:
+    """``spark.master`` in the spark-defaults.conf Spark's launcher reads (``$SPARK_CONF_DIR``, else
+    ``$SPARK_HOME/conf``), if any."""
+    folder = env.get("SPARK_CONF_DIR") or (os.path.join(env["SPARK_HOME"], "conf") if env.get("SPARK_HOME") else "")
+    path = os.path.join(folder, "spark-defaults.conf") if folder else ""
+    if not path or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                words = line.strip().split(None, 1)
+                if len(words) == 2 and words[0] == "spark.master":
+                    return words[1].strip()
+    except OSError:
+        return None
+    return None
+
+
+# SQL settings every query of the job relies on, set on whichever session it runs in (a runtime setting, so also on
+# spark-submit's, Databricks' and Spark Connect sessions): timestamps are UTC and written as Parquet INT64 micros,
+# which the embedded Delta backend and deltalake read back as timestamps (INT96 is Spark's legacy default)
+REQUIRED_SQL_CONF = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.timestampType": "TIMESTAMP_LTZ",
+}
+# set where the session allows it; a session that refuses keeps its own (the job works either way)
+PREFERRED_SQL_CONF = {
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+
+
+# a local Spark Connect server this job starts (SPARK_REMOTE=local[...]): quiet, on loopback
+LOCAL_SERVER_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+}
+
+
+class SessionSettingRefused(RuntimeError):
+    """The session will not take a setting the job's results depend on."""
+
+
+def apply_sql_settings(spark) -> None:
+    """Set :data:`REQUIRED_SQL_CONF` and :data:`PREFERRED_SQL_CONF` on ``spark``. A required one the session
+    refuses and does not already have fails the run with the key, the wanted and the session's value."""
+    for key, value in REQUIRED_SQL_CONF.items():
+        try:
+            spark.conf.set(key, value)
+        except Exception as exc:  # noqa: BLE001 - a managed runtime that pins it
+            try:
+                current = spark.conf.get(key, None)
+            except Exception:  # noqa: BLE001
+                current = None
+            if str(current).upper() != value.upper():
+                raise SessionSettingRefused(
+                    f"the Spark session refuses {key}={value} (it has {current!r}: {str(exc).splitlines()[0][:200]}); "
+                    f"kafka-recon needs it: set it in the cluster's Spark config") from exc
+    for key, value in PREFERRED_SQL_CONF.items():
+        try:
+            spark.conf.set(key, value)
+        except Exception:  # noqa: BLE001 - optional
+            pass
+
+
+def is_connect_session(spark) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no SparkContext, no py4j on this side)."""
+    from .engine import jvm
+
+    return not jvm.is_classic(spark)
+
+
 def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Mapping[str, str]] = None,
               master: Optional[str] = None, capture_bytes: Optional[int] = None):
-    """An existing active session, else a new one configured from ``settings`` (default: conf/*.yaml and the
-    environment's KAFKA_RECON__SPARK__* settings). ``capture_bytes``: the capture's size when it is known before
-    the JVM starts (:func:`jvm_options_for`)."""
+    """The job's session: an active one as it is (a notebook's, Databricks'), else one built as
+    :func:`resolve_master` decides, with :data:`REQUIRED_SQL_CONF` set either way. Local tuning (heap, JVM flags,
+    the class archive, loopback) is added only to a JVM this job starts itself. ``capture_bytes``: the capture's size
+    when it is known before the JVM starts (:func:`jvm_options_for`)."""
     from pyspark.sql import SparkSession
 
-    from . import gateway_calls
+    from .engine import gateway_calls, jvm
+    from .stage_log import get_logger
 
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        gateway_calls.install(settings.fewer_gateway_calls if settings is not None else True)
-        return active
     sp = settings or Settings.load().spark  # conf/*.yaml is the one place defaults live
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    master = master or os.environ.get("KAFKA_RECON_SPARK_MASTER") or sp.master
-    local = master.startswith("local")  # local[...] and local-cluster[...]: keep Spark on loopback
+    active = jvm.active_session()
+    if active is not None:
+        if jvm.is_classic(active):
+            gateway_calls.install(sp.fewer_gateway_calls)
+        apply_sql_settings(active)
+        get_logger().info("stage=startup master=%s source=active session", jvm.master_of(active))
+        return active
+    choice = resolve_master(sp, master)
+    user_conf = {**sp.extra_conf, **(extra_conf or {})}
+    if choice.kind == "remote":
+        builder = SparkSession.builder.remote(choice.url).appName(sp.app_name)
+        if choice.url.startswith("local"):  # PySpark starts the server in this process: its workers run here
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            for key, value in LOCAL_SERVER_CONF.items():
+                builder = builder.config(key, value)
+        for key, value in user_conf.items():
+            builder = builder.config(key, str(value))
+        spark = builder.getOrCreate()
+        apply_sql_settings(spark)
+        get_logger().info("stage=startup master=%s source=%s (Spark Connect)", choice.url, choice.source)
+        return spark
+    if choice.kind == "given":  # the JVM runs already: only runtime settings can still change
+        builder = SparkSession.builder.appName(sp.app_name)
+        for key, value in user_conf.items():
+            builder = builder.config(key, str(value))
+        spark = builder.getOrCreate()
+        gateway_calls.install(sp.fewer_gateway_calls)
+        apply_sql_settings(spark)
+        get_logger().info("stage=startup master=%s source=%s", jvm.master_of(spark), choice.source)
+        return spark
+    spark = _start_classic(sp, choice, user_conf, capture_bytes)
+    gateway_calls.install(sp.fewer_gateway_calls)
+    apply_sql_settings(spark)
+    jvm.set_log_level(spark, sp.log_level)
+    if sp.log_level.upper() == "WARN":
+        jvm.quiet_loggers(spark, QUIETED_LOGGERS)
+    get_logger().info("stage=startup master=%s source=%s", jvm.master_of(spark) or choice.url, choice.source)
+    return spark
+
+
+def _start_classic(sp: SparkSettings, choice: MasterChoice, user_conf: Mapping[str, Any],
+                   capture_bytes: Optional[int]):
+    """A classic session whose JVM this job starts (``choice.kind``: ``master`` or ``configured``)."""
+    from pyspark.sql import SparkSession
+
+    from .stage_log import get_logger
+
+    local = choice.local
     if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
+        # local executors run on this machine: this interpreter (the venv with the job's packages) is theirs
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     java_version = None
     if "SPARK_HOME" not in os.environ and not os.environ.get("DATABRICKS_RUNTIME_VERSION"):
         java_version = check_java()
     jvm_options = jvm_options_for(sp, capture_bytes)
-    from .stage_log import get_logger
-
     if jvm_options != sp.jvm_options:
         get_logger().info("stage=startup capture_bytes=%d small_capture_jvm_below_bytes=%d jvm_options_added=%s",
                           capture_bytes, sp.small_capture_jvm_below_bytes, sp.small_capture_jvm_options)
     driver_options = jvm_options
-    user_conf = {**sp.extra_conf, **(extra_conf or {})}
     if java_version is not None and sp.class_archive:
-        from .class_archive import archive_options
+        from .engine.class_archive import archive_options
 
         # Spark adds spark.driver.defaultJavaOptions to the driver's options; spark.extra_conf's
         # spark.driver.extraJavaOptions replaces the ones set here, archive flags included
@@ -80,44 +263,38 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
                                   replaced="spark.driver.extraJavaOptions" in user_conf)
         driver_options = f"{jvm_options} {archive.flags}".strip()
         get_logger().info("stage=startup class_archive=%s", archive.path or f"none ({archive.reason})")
+    builder = SparkSession.builder.appName(sp.app_name)
+    if choice.kind == "master":
+        builder = builder.master(choice.url)
     builder = (
-        SparkSession.builder.appName(sp.app_name)
-        .master(master)
-        .config("spark.driver.memory", sp.driver_memory)
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        builder.config("spark.driver.memory", sp.driver_memory)
         .config("spark.sql.shuffle.partitions", str(sp.shuffle_partitions))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-        .config("spark.sql.timestampType", "TIMESTAMP_LTZ")
         # the class archive is the driver's: it matches the driver's class path only (local mode runs the
         # executors in the driver's JVM)
         .config("spark.driver.extraJavaOptions", f"-Duser.timezone=UTC {driver_options}".strip())
         .config("spark.executor.extraJavaOptions", f"-Duser.timezone=UTC {jvm_options}".strip())
-        .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
         # PySpark otherwise records the Python call site of every Column/DataFrame call (five extra JVM round
         # trips each): about a third of the JVM calls that build the reconcile plan
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
     )
+    for key, value in REQUIRED_SQL_CONF.items():
+        builder = builder.config(key, value)
     if local:
-        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+        builder = (builder.config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"])
+                   .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
     for key, value in python_daemon_conf(sp, local).items():  # the user's spark.extra_conf below still wins
         builder = builder.config(key, value)
     for key, value in user_conf.items():
         builder = builder.config(key, str(value))
-    spark = builder.getOrCreate()
-    gateway_calls.install(sp.fewer_gateway_calls)
-    spark.sparkContext.setLogLevel(sp.log_level)
-    if sp.log_level.upper() == "WARN":
-        _quiet_loggers(spark)
-    return spark
+    return builder.getOrCreate()
 
 
 # Spark's Python daemon of a session this job starts (spark.preload_python_workers): PySpark's own, after importing
-# what every Python task of the job imports, so the workers it forks start with it (jobs/worker_daemon.py)
+# what every Python task of the job imports, so the workers it forks start with it (jobs/engine/worker_daemon.py)
 PYTHON_DAEMON_KEY = "spark.python.daemon.module"
-PRELOADING_DAEMON = "jobs.worker_daemon"
+PRELOADING_DAEMON = "jobs.engine.worker_daemon"
 
 
 def python_daemon_conf(settings: SparkSettings, local_master: bool) -> Dict[str, str]:
@@ -131,12 +308,11 @@ def python_daemon_conf(settings: SparkSettings, local_master: bool) -> Dict[str,
 
 def get_spark_for_capture(settings: SparkSettings, units: Optional[Sequence[Any]], master: Optional[str] = None):
     """:func:`get_spark` for a run over the capture discovery found (``units``): a session this job starts gets
-    the JVM flags that capture's size calls for. An existing session is returned without sizing anything."""
-    from pyspark.sql import SparkSession
+    the JVM flags that capture's size calls for. An existing session is used without sizing anything."""
+    from .engine.jvm import active_session
 
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
+    if active_session() is not None:
+        return get_spark(settings, master=master)
     from .ingest.discover import capture_bytes_below
 
     size = capture_bytes_below(units, settings.small_capture_jvm_below_bytes) if units else None
@@ -171,17 +347,6 @@ QUIETED_LOGGERS = (
     # "No Partition Defined for Window operation!" on every run
     "org.apache.spark.sql.execution.window.WindowExec",
 )
-
-
-def _quiet_loggers(spark) -> None:
-    """Raise :data:`QUIETED_LOGGERS` to ERROR."""
-    try:
-        jvm = spark.sparkContext._jvm
-        for name in QUIETED_LOGGERS:
-            jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
-                name, jvm.org.apache.logging.log4j.Level.ERROR)
-    except Exception:  # another logging backend: the warnings stay, nothing else changes
-        pass
 
 
 # Spark's (internal) switch between compiled and interpreted expressions; FALLBACK is its default

@@ -96,9 +96,9 @@ def find_spec(name: str) -> Optional[MessageSpec]:
     """A message of any schema file by name (``PartitionChangeRecord``) or dump-log type name."""
     from .message_spec import SCHEMA_DIR, load_schema
 
-    for path in sorted(SCHEMA_DIR.glob("*.json")):
+    for path in sorted((p for p in SCHEMA_DIR.iterdir() if p.name.endswith(".json")), key=lambda p: p.name):
         try:
-            return load_schema(path.stem).by_name(name)
+            return load_schema(path.name[: -len(".json")]).by_name(name)
         except KeyError:
             continue
     return None

@@ -29,7 +29,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from importlib import resources
 from typing import Any, Optional
 
 MAX_VERSION = 0x7FFF  # Short.MAX_VALUE: the "+" in "3+"
@@ -47,7 +47,8 @@ INTEGER_RANGES = {
     "int64": (-(1 << 63), (1 << 63) - 1),
 }
 SCHEMA_FORMAT = "kafka-recon-message-schemas/1"
-SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+# importlib.resources, not __file__: executors may import udfs from a zip (spark-submit --py-files)
+SCHEMA_DIR = resources.files("udfs").joinpath("schemas")
 
 
 class SpecError(ValueError):

@@ -27,7 +27,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from jobs.local_frames import local_frame
+from jobs.engine.local_frames import local_frame
 from jobs.tables.spec import ddl_arrow_schema, ddl_fields
 
 SOURCE_RANK = {"segment": 0, "dump_log_text": 2}

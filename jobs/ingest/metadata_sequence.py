@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from jobs.local_frames import local_frame
+from jobs.engine.local_frames import local_frame
 from udfs import pack_reader
 from udfs.errors import DecodeError
 

@@ -25,7 +25,8 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.local_frames import local_frame
+from jobs.engine.jvm import default_parallelism
+from jobs.engine.local_frames import local_frame
 from jobs.settings import IngestSettings, SparkSettings
 from jobs.spark_session import fit_execution_to_size
 from jobs.tables import bronze
@@ -248,7 +249,7 @@ class IngestSteps:
         wanted = (self.settings.direct_first_pass_write and self.store is not None
                   and capture_bytes_below(units, self.settings.direct_first_pass_min_bytes) is None)
         direct = direct_rows(self.store, wanted, self.capture_id, self.run_id)
-        most = self.settings.direct_tasks_per_core * spark.sparkContext.defaultParallelism if direct else None
+        most = self.settings.direct_tasks_per_core * default_parallelism(spark) if direct else None
         self.staged += list(direct.staged.values()) if direct else []
         tasks = plan_tasks(units, self.settings.files_per_task, max_whole_tasks=most)
         if tasks:

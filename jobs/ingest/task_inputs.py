@@ -38,8 +38,9 @@ def rows_for_tasks(spark, tasks: List[List[tuple]], ddl: str,
     rows themselves (``ddl``) and None."""
     if len(pickle.dumps(tasks, protocol=pickle.HIGHEST_PROTOCOL)) <= limit:
         return task_frame(spark, len(tasks)), tasks
-    rdd = spark.sparkContext.parallelize(tasks, max(1, len(tasks))).flatMap(lambda task: task)
-    return spark.createDataFrame(rdd, ddl), None
+    from jobs.engine.jvm import parallelized_rows
+
+    return parallelized_rows(spark, tasks, ddl), None
 
 
 def task_rows(batches: Iterable[pa.RecordBatch], tasks: Optional[List[List[tuple]]],

@@ -26,19 +26,19 @@ def suite_lanes(weights: Mapping[str, int], at_once: int) -> List[List[str]]:
 
 def cloned_session(spark):
     """A new session sharing ``spark``'s context and cache, with a copy of its SQL settings and temp views."""
-    from pyspark.sql import SparkSession
+    from jobs.engine.jvm import clone_session
 
-    return SparkSession(spark.sparkContext, spark._jsparkSession.cloneSession())
+    session = clone_session(spark)
+    if session is None:
+        raise RuntimeError("this session cannot be cloned (Spark Connect)")
+    return session
 
 
 def bound_to(df, session):
     """``df``'s plan as a DataFrame of ``session`` (the same rows; temp views it registers land in ``session``)."""
-    from pyspark.sql.classic.dataframe import DataFrame
+    from jobs.engine.jvm import rebind
 
-    if df.sparkSession is session:
-        return df
-    jvm_dataset = session._jvm.org.apache.spark.sql.classic.Dataset
-    return DataFrame(jvm_dataset.ofRows(session._jsparkSession, df._jdf.logicalPlan()), session)
+    return rebind(df, session)
 
 
 def frames_by_lane(tables: Mapping[str, object], lanes: List[List[str]], spark) -> List[Dict[str, object]]:

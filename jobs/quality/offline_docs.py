@@ -18,10 +18,12 @@ import os
 import re
 import shutil
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-VENDOR_DIR = Path(__file__).resolve().parent / "static" / "vendor"
+# importlib.resources: the driver may run from a zip (spark-submit --py-files) as well as a wheel or the tree
+VENDOR_DIR = resources.files("jobs.quality").joinpath("static", "vendor")
 
 # (pattern on the CDN URL, file under static/vendor/); first match wins.
 CDN_MAP: Tuple[Tuple[str, str], ...] = (
@@ -77,7 +79,17 @@ def copy_vendor(site_dir: Path) -> None:
     target = site_dir / "static" / "vendor"
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(VENDOR_DIR, target)
+    _copy_tree(VENDOR_DIR, target)
+
+
+def _copy_tree(source, target: Path) -> None:
+    """``shutil.copytree`` for an importlib.resources Traversable (a folder inside a zip has no file path)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in source.iterdir():
+        if entry.is_dir():
+            _copy_tree(entry, target / entry.name)
+        else:
+            (target / entry.name).write_bytes(entry.read_bytes())
 
 
 def rewrite_page(text: str, prefix: str, result: OfflineResult) -> str:

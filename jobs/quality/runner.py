@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
 from jobs.driver_threads import map_at_once
-from jobs.local_frames import local_frame
+from jobs.engine.local_frames import local_frame
 from jobs.settings import QualitySettings
 from jobs.spark_session import session_actions_at_once
 from jobs.stage_log import get_logger
@@ -315,9 +315,9 @@ class QualityRun:
     def validate_in_background(self, tables: Mapping[str, Any], label: Optional[str] = None) -> None:
         """Validate ``tables`` on a thread of their own, in a clone of their session, one suite at a time, while
         the caller goes on; :meth:`finish` waits for them. ``label`` names the thread's Spark jobs
-        (:func:`jobs.job_labels.label_jobs`). Where the session cannot be cloned they are validated now, on the
+        (:func:`jobs.engine.job_labels.label_jobs`). Where the session cannot be cloned they are validated now, on the
         caller's thread: sharing its session, the thread's ``tmp_view`` would be the caller's next one."""
-        from jobs.job_labels import label_jobs
+        from jobs.engine.job_labels import label_jobs
 
         if not tables:
             return

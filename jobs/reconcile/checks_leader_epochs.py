@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window
 
-from jobs.local_frames import local_frame
+from jobs.engine.local_frames import local_frame
 
 from . import sql_functions as F
 from .check_rows import details, evidence, rows

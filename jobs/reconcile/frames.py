@@ -6,7 +6,8 @@ from typing import Iterable, Mapping, Sequence
 
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 
-from jobs.local_frames import local_frame
+from jobs.engine import jvm
+from jobs.engine.local_frames import local_frame
 from jobs.spark_session import session_broadcasts_small_sides, session_small_capture
 from jobs.tables.spec import TableSpec
 from jobs.tables.table_predicates import conform_exprs
@@ -127,49 +128,21 @@ def materialize(df: DataFrame) -> DataFrame:
     re-analysing their growing plans in every check costs far more than the (small) data.
 
     The ``coalesce`` moves no data. In the small-capture profile it is to one partition, whatever the frame was
-    computed in (a union, a scan of several files), of a frame without a size estimate (:func:`_without_size_estimate`):
+    computed in (a union, a scan of several files), of a frame without a size estimate (:func:`jobs.engine.jvm.without_size_estimate`):
     joins and aggregates over such frames need no exchange. Otherwise it keeps the partitions the frame has. Either
     way it drops the sort order Spark would otherwise carry over from the checkpointed plan: without AQE (the
     small-capture profile) that order can name an attribute the frame does not output, and caching a frame built on
     it then fails in Spark's planner (``key not found``)."""
-    done = df.localCheckpoint(eager=True)
+    try:
+        done = df.localCheckpoint(eager=True)
+    except Exception as exc:  # noqa: BLE001 - a Connect server without checkpoints: the frame computed once, cached
+        if jvm.is_classic(df.sparkSession):
+            raise
+        del exc
+        done = df.cache()
+        done.count()
+        return done
     if session_small_capture(done.sparkSession):
-        return _without_size_estimate(done).coalesce(1)
-    return done.coalesce(max(1, _partitions(done)))  # AQE leaves an empty result no partitions
-
-
-def _without_size_estimate(done: DataFrame) -> DataFrame:
-    """The checkpoint's rows as a frame Spark has no size estimate for, so it takes the small-capture profile's
-    ``spark.sql.defaultSizeInBytes``. Why: a checkpoint keeps the estimate of the plan it computed, and without row
-    counts a join's estimate is the product of its inputs' (a silver table of a few hundred rows: far beyond 2^63
-    bytes), which no ``spark.sql.maxSinglePartitionBytes`` admits, so every join over it shuffled both sides into one
-    partition. Same rows, same RDD; where the runtime has no such method, the checkpoint as it is."""
-    from py4j.protocol import Py4JError
-
-    rdd = _checkpoint_rdd(done)
-    if rdd is None:
-        return done
-    try:
-        jdf = done.sparkSession._jsparkSession.internalCreateDataFrame(rdd, done._jdf.schema(), False)
-    except Py4JError:
-        return done
-    return DataFrame(jdf, done.sparkSession)
-
-
-def _checkpoint_rdd(done: DataFrame):
-    """The JVM RDD of internal rows a checkpointed frame's plan holds (a ``LogicalRDD``), or None where the plan is
-    another (a runtime whose checkpoints differ) or the session has no JVM of its own (Spark Connect)."""
-    from py4j.protocol import Py4JError
-
-    try:
-        return done._jdf.queryExecution().logical().rdd()
-    except (Py4JError, AttributeError):
-        return None
-
-
-def _partitions(done: DataFrame) -> int:
-    """Partitions of a checkpointed frame, read off the RDD its plan holds. Why not ``done.rdd``: turning a
-    DataFrame into an RDD of rows plans a deserializing query, a SQL execution of its own without a job (34 of a
-    devsample reconcile's 110 executions, ~53 ms each warm on session 27's slower machine; docs/benchmarks.md)."""
-    rdd = _checkpoint_rdd(done)
-    return (rdd if rdd is not None else done._jdf.rdd()).getNumPartitions()  # another plan: ask the DataFrame
+        return jvm.without_size_estimate(done).coalesce(1)
+    parts = jvm.partitions(done)
+    return done if parts is None else done.coalesce(max(1, parts))  # AQE leaves an empty result no partitions

@@ -23,7 +23,7 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 from pyspark.sql import DataFrame
 
-from jobs.local_frames import local_frame
+from jobs.engine.local_frames import local_frame
 from jobs.tables.gold import RUN_SUMMARY
 
 from . import sql_functions as F

@@ -15,8 +15,8 @@ from typing import Optional
 
 from pyspark.sql import DataFrame, SparkSession, Window
 
+from jobs.engine.local_frames import local_frame
 from jobs.ingest.metadata_copies import batch_overlap
-from jobs.local_frames import local_frame
 
 from . import sql_functions as F
 from .frames import materialize

@@ -8,7 +8,7 @@ from typing import Optional
 from pyspark.sql import DataFrame, SparkSession, Window
 
 from jobs.driver_threads import map_at_once
-from jobs.local_frames import local_frame
+from jobs.engine.local_frames import local_frame
 
 from . import kraft_view, zk_view
 from . import sql_functions as F

@@ -11,6 +11,9 @@ every construct used here.
 Anything not written as SQL here (lambdas, windows, sort orders, options, unusual literals, a real Column mixed
 in) falls back to PySpark's own function or method with the same arguments, so a missing case costs speed,
 never correctness. Use it as ``from jobs.reconcile import sql_functions as F``.
+
+Where the process has no classic SparkContext (a Spark Connect session: Databricks serverless, ``SPARK_REMOTE``)
+every function is PySpark's own, which builds Connect's Columns (:func:`_sql_text_columns`).
 """
 from __future__ import annotations
 
@@ -18,11 +21,13 @@ import re
 from typing import Any, Callable, Optional
 
 from pyspark.sql import functions as _F
-from pyspark.sql.classic.column import Column as _ClassicColumn
 from pyspark.sql.column import Column
 from pyspark.sql.types import DataType
 
+from jobs.engine import jvm as _jvm
 from jobs.tables.table_predicates import lit_sql, sql_literal
+
+_ClassicColumn = _jvm.classic_column_class()
 
 _SIMPLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SQL_TYPE = re.compile(r"[A-Za-z0-9_<>,: ]+")  # a type name SQL's CAST reads as the DataFrame API would
@@ -67,6 +72,12 @@ def _value_sql(value: Any) -> str:
     return _literal(value)
 
 
+def _sql_text_columns() -> bool:
+    """Whether columns are built as SQL text here: only where a classic SparkContext runs in this process (its
+    DataFrames read ``_jc``). A Spark Connect client's DataFrames take Connect's own Columns."""
+    return _jvm.classic_context() is not None
+
+
 def _simple(name: str) -> bool:
     return all(_SIMPLE_NAME.match(part) for part in name.split("."))
 
@@ -81,14 +92,12 @@ def _parse(text: str) -> Any:
     per gateway. Why the cache: a small capture's reconcile parsed ~1,600 texts of which ~850 differ (the same
     ``CAST(NULL AS string) AS severity_override`` 44 times); a JVM Column is immutable, so one serves every
     DataFrame that reads the text, and the driver saves the call and, later, its release."""
-    from pyspark import SparkContext
-
-    sc = SparkContext._active_spark_context
-    if sc is None:
+    parser = _jvm.sql_expr_parser()
+    if parser is None:
         return _F.expr(text)._jc
-    if _expr_function[0] is not sc._jvm:
+    if _expr_function[0] is not parser[0]:
         _parsed.clear()
-        _expr_function[:] = [sc._jvm, getattr(sc._jvm, "org.apache.spark.sql.functions").expr]
+        _expr_function[:] = list(parser)
     java = _parsed.get(text)
     if java is None:
         if len(_parsed) >= _PARSED_LIMIT:
@@ -258,7 +267,7 @@ def _real_case(branches: tuple) -> Column:
 # --- functions ---------------------------------------------------------------------------------------------
 
 def col(name: str) -> Column:
-    if isinstance(name, str) and _simple(name):
+    if isinstance(name, str) and _simple(name) and _sql_text_columns():
         return SqlColumn(".".join(_quote(p) for p in name.split(".")), column_name=name)
     return _F.col(name)
 
@@ -269,6 +278,8 @@ column = col
 def lit(value: Any) -> Column:
     if isinstance(value, Column):
         return value
+    if not _sql_text_columns():
+        return _F.lit(value)
     try:
         return SqlColumn(_literal(value))
     except _Fallback:
@@ -276,6 +287,8 @@ def lit(value: Any) -> Column:
 
 
 def when(condition: Column, value: Any) -> Column:
+    if not _sql_text_columns():
+        return _F.when(condition, value)
     try:
         return _Case(((condition, value),), False)
     except _Fallback:
@@ -291,7 +304,7 @@ def _sql_function(name: str, sql_name: Optional[str] = None, kinds: str = "", re
 
     def apply(*args: Any, **kwargs: Any) -> Column:
         values = list(args[0]) if not kinds and len(args) == 1 and isinstance(args[0], (list, tuple)) else args
-        if kwargs or (rest is None and len(values) > len(kinds)):
+        if kwargs or (rest is None and len(values) > len(kinds)) or not _sql_text_columns():
             return real(*args, **kwargs)
         try:
             rendered = [_column_sql(v) if (kinds[i] if i < len(kinds) else rest) == "c" else _value_sql(v)
@@ -325,6 +338,8 @@ format_string = _sql_function("format_string", kinds="v")
 
 def struct(*cols: Any) -> Column:
     """``named_struct``: every field needs a name (an alias or a plain column), as PySpark would give it."""
+    if not _sql_text_columns():
+        return _F.struct(*cols)
     values = list(cols[0]) if len(cols) == 1 and isinstance(cols[0], (list, tuple)) else list(cols)
     fields = []
     for value in values:

@@ -294,7 +294,7 @@ def _history_by_check_and_broker(findings_df, run: RunInfo, trend: List[Dict[str
     Spark action; the result is at most (runs x (checks + brokers)) rows."""
     from pyspark.sql import functions as F
 
-    from jobs.local_frames import local_frame
+    from jobs.engine.local_frames import local_frame
 
     times = [(i, micros(p.get("capture_time"))) for i, p in enumerate(trend)]
     times = [(i, t) for i, t in times if t is not None]

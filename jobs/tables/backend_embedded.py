@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
-from jobs.local_frames import is_empty_local, local_frame
+from jobs.engine.local_frames import is_empty_local, local_frame
 
 from . import merge_clauses as mc
 from .embedded_files import files_named, may_hold, surely_within
@@ -310,7 +310,7 @@ class EmbeddedBackend:
         write_id = _write_id()
         staging = f"{STAGING_DIR}/{write_id}"
         try:
-            (df.write.mode("errorifexists")
+            (df.write.mode("error")  # "errorifexists" in classic; Spark Connect knows only this name
              .option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
              .partitionBy(*spec.partition_by)
              .parquet(paths.spark_path(staging)))

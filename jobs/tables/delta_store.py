@@ -58,27 +58,21 @@ _SLICE_TYPES = {"string": str, "int": int, "long": int, "boolean": bool}
 
 
 def delta_classes_load(spark) -> bool:
-    """Whether Delta's JVM classes can be loaded in this session (the one place that touches the JVM).
+    """Whether Delta's JVM classes can be loaded in this session.
 
-    On Databricks the runtime always has them. On classic Spark the class is looked up through py4j;
-    on Spark Connect (no ``_jvm``) the session's ``spark.sql.extensions`` tells.
+    On Databricks the runtime always has them. On classic Spark the class is looked up through py4j
+    (:func:`jobs.engine.jvm.class_loads`); on Spark Connect the session's ``spark.sql.extensions`` tells.
     """
+    from jobs.engine.jvm import class_loads
+
     if os.environ.get("DATABRICKS_RUNTIME_VERSION"):
         return True
+    loads = class_loads(spark, DELTA_CLASS)
+    if loads is not None:
+        return loads
     try:
-        jvm = spark._jvm  # classic sessions only
-        if jvm is None:
-            raise AttributeError("no JVM gateway")
-    except Exception:  # noqa: BLE001 - Spark Connect and others: fall back to the configured extensions
-        try:
-            return "DeltaSparkSessionExtension" in (spark.conf.get("spark.sql.extensions", "") or "")
-        except Exception:  # noqa: BLE001
-            return False
-    try:
-        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        jvm.java.lang.Class.forName(DELTA_CLASS, False, loader)
-        return True
-    except Exception:  # noqa: BLE001 - ClassNotFoundException arrives as a py4j error
+        return "DeltaSparkSessionExtension" in (spark.conf.get("spark.sql.extensions", "") or "")
+    except Exception:  # noqa: BLE001
         return False
 
 

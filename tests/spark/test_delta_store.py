@@ -216,7 +216,7 @@ def test_replace_slice_with_no_rows_empties_the_slice(spark, store):
 def test_replacing_a_slice_with_rows_known_empty_runs_no_spark_job(spark, store):
     """A frame the optimizer knows is empty (an ingest table no task emitted a row of) is not written by a
     Spark job: the commit alone empties the slice."""
-    from jobs.local_frames import local_frame
+    from jobs.engine.local_frames import local_frame
 
     store.append("t_events", events(spark, EVENT_ROWS), run_id="r1")
     jobs = spark.sparkContext.statusTracker().getJobIdsForGroup
@@ -230,7 +230,7 @@ def test_replacing_a_slice_with_rows_known_empty_runs_no_spark_job(spark, store)
 def test_reading_a_table_without_files_runs_no_job_and_empties_what_it_feeds(spark, store):
     """A table with no data file (an empty bronze table of a small capture) reads as a local relation: no Python
     task unpickles an empty list at every query that touches it, and the optimizer drops the joins it feeds."""
-    from jobs.local_frames import is_empty_local
+    from jobs.engine.local_frames import is_empty_local
 
     store.create("t_events")
     empty = store.read("t_events")

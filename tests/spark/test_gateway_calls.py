@@ -1,4 +1,4 @@
-"""jobs.gateway_calls: the same JVM answers in fewer py4j round trips (the session fixture has it installed, as
+"""jobs.engine.gateway_calls: the same JVM answers in fewer py4j round trips (the session fixture has it installed, as
 every session the job starts does; the rest of the suite runs through it)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from py4j.clientserver import ClientServerConnection
 from py4j.java_collections import ListConverter
 from pyspark import SparkContext
 
-from jobs import gateway_calls
+from jobs.engine import gateway_calls
 
 
 @contextlib.contextmanager

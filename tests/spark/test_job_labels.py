@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from jobs.driver_threads import map_at_once
-from jobs.job_labels import current_label, label_jobs
+from jobs.engine.job_labels import current_label, label_jobs
 
 pytestmark = pytest.mark.spark
 

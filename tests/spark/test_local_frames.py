@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import local_frames
-from jobs.local_frames import local_frame
+from jobs.engine import local_frames
+from jobs.engine.local_frames import local_frame
 
 pytestmark = pytest.mark.spark
 

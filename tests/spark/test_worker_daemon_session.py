@@ -1,4 +1,4 @@
-"""A session this job starts forks its Python workers from the preloading daemon (jobs/worker_daemon.py), which
+"""A session this job starts forks its Python workers from the preloading daemon (jobs/engine/worker_daemon.py), which
 has pyarrow's native library loaded before any worker exists (PySpark's own daemon loads none)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The class archive's name, where it lives and when a session is offered it (jobs/class_archive.py), Spark-free."""
+"""The class archive's name, where it lives and when a session is offered it (jobs/engine/class_archive.py), Spark-free."""
 from __future__ import annotations
 
 import os
@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from jobs import class_archive
-from jobs.class_archive import archive_dir, archive_key, archive_options
-from jobs.class_archive_build import dump_flags, main
 from jobs.config import ConfigError
+from jobs.engine import class_archive
+from jobs.engine.class_archive import archive_dir, archive_key, archive_options
+from jobs.engine.class_archive_build import dump_flags, main
 from jobs.settings import Settings
 from tests.settings_from import settings_from
 

@@ -1,4 +1,4 @@
-"""The preloading Python daemon (jobs/worker_daemon.py): what it imports before forking can still be used in a
+"""The preloading Python daemon (jobs/engine/worker_daemon.py): what it imports before forking can still be used in a
 forked child (the threads numpy and pyarrow start on import do not deadlock it), an import's prints stay off the
 daemon's standard output, a failed preload (an error or an exit) is reported and skipped, and the setting decides
 whether a session this job starts uses it."""
@@ -9,8 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+from jobs.engine.worker_daemon import PRELOADED, preload
 from jobs.spark_session import PRELOADING_DAEMON, PYTHON_DAEMON_KEY, python_daemon_conf
-from jobs.worker_daemon import PRELOADED, preload
 from tests.settings_from import settings_from
 
 # In a fresh interpreter: preload, fork, and in the child do what a decoding task does with the preloaded
@@ -18,7 +18,7 @@ from tests.settings_from import settings_from
 # reports the child's exit status. A deadlock shows up as the timeout.
 _FORKED_CHILD = textwrap.dedent("""
     import io, os, sys
-    import jobs.worker_daemon as daemon
+    import jobs.engine.worker_daemon as daemon
     failed = daemon.preload()
     assert not failed, failed
     loaded = [m for m in daemon.PRELOADED if m in sys.modules]
@@ -48,7 +48,7 @@ def test_what_the_daemon_preloads_works_in_a_forked_worker():
 
 def test_what_an_import_prints_does_not_reach_the_daemons_standard_output(tmp_path):
     (tmp_path / "noisy_module.py").write_text("import os\nprint('from print')\nos.write(1, b'from the fd\\n')\n")
-    script = ("import sys; sys.path.insert(0, sys.argv[1]); import jobs.worker_daemon as d; "
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); import jobs.engine.worker_daemon as d; "
               "failed = d.preload(('noisy_module',)); print('port', failed)")
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

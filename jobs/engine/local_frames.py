@@ -72,8 +72,6 @@ def local_frame(spark: SparkSession, rows: Sequence[Sequence[Any]], schema: Unio
 def is_empty_local(df: DataFrame) -> bool:
     """Whether Spark's optimizer already knows ``df`` has no rows (it folds any plan over an empty local relation
     into one): a writer can then skip the Spark job. Planning only, no job; False when unsure."""
-    try:
-        plan = df._jdf.queryExecution().optimizedPlan()
-        return plan.getClass().getSimpleName() == "LocalRelation" and plan.data().isEmpty()
-    except Exception:  # noqa: BLE001 - another runtime's plan classes: just write
-        return False
+    from .jvm import optimized_is_empty_local
+
+    return optimized_is_empty_local(df)

@@ -28,12 +28,12 @@ def stage_label(stage: str) -> str:
 def label_jobs(spark: Any, label: str) -> None:
     """Name this thread's Spark jobs, SQL executions and RDDs ``label`` from now on (a no-op where the session has
     no JVM of its own, e.g. Spark Connect)."""
-    try:
-        context = spark.sparkContext
-        jvm, jsc = context._jvm, context._jsc.sc()
-    except Exception:  # noqa: BLE001 - no classic JVM context: Spark names its call sites as before
+    from .jvm import java_call_site_properties
+
+    found = java_call_site_properties(spark)
+    if found is None:  # no classic JVM context: Spark names its call sites as before
         return
-    properties = getattr(jvm, "java.util.Properties")
+    properties, jsc = found
     defaults = properties()
     for key in CALL_SITE_KEYS:
         defaults.setProperty(key, label)

@@ -1,4 +1,4 @@
-"""Build the JVM class-data archive that the local Spark sessions this job starts map (jobs/class_archive.py).
+"""Build the JVM class-data archive that the local Spark sessions this job starts map (jobs/engine/class_archive.py).
 
 Run it once per machine, and again after a JDK or Spark upgrade (later runs say ``class_archive=none`` until then)::
 
@@ -68,7 +68,7 @@ def _train(settings, capture: str, work: Path, class_list: Path):
 def build_archive(settings, capture: Optional[str] = None, log=print) -> Path:
     """Train on ``capture`` (default: a simulated demo fleet) and write this JDK's and these jars' archive; returns
     its path. Raises :class:`ArchiveError` (or the training run's own exception)."""
-    from jobs.class_archive import archive_path
+    from jobs.engine.class_archive import archive_path
     from jobs.spark_session import check_java
 
     target = archive_path(settings.spark, check_java())

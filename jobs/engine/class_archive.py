@@ -8,7 +8,7 @@ HotSpot's class-data sharing (CDS) maps classes a previous JVM parsed and verifi
 An archive fits one JDK build and one set of Spark jars, so its file name carries a key of both
 (:func:`archive_key`); a JDK or Spark upgrade simply finds no archive until ``kafka-recon class-archive`` builds
 one again. The JVM checks the archive itself too and, if it does not match, starts without it (``-Xshare:auto``).
-Nothing here starts Spark: :func:`archive_options` is called before the JVM exists, :mod:`jobs.class_archive_build`
+Nothing here starts Spark: :func:`archive_options` is called before the JVM exists, :mod:`jobs.engine.class_archive_build`
 builds one.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Mapping, NamedTuple, Optional
 
-from .settings import SparkSettings
+from ..settings import SparkSettings
 
 KEY_VERSION = "1"  # bump when what goes into the key or the archive changes
 
