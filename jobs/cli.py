@@ -15,6 +15,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "collect": ("collector.cli", "pack a broker's log dirs into one snapshot file (read-only)"),
     "decode": ("jobs.decode_command", "print every record of metadata segments/snapshots/dump-log text as JSON lines"),
     "demo": ("jobs.demo", "simulate the demo fleet and run the nightly job on it"),
+    "gate": ("jobs.gate", "exit with a finished run's verdict (summary.json) under --fail-on: a scheduler's last step"),
     "pyfiles": ("jobs.pyfiles", "write the job's code as one zip for spark-submit --py-files"),
     "class-archive": ("jobs.engine.class_archive_build", "build the JVM class archive that starts each local session ~2 s sooner"),
 }
@@ -37,6 +38,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     entry: Callable[[List[str]], int] = module.main
     code = entry(rest)
     return int(code or 0)
+
+
+def run() -> None:
+    """Console-script and wheel-task entry point: :func:`main`'s code as the process's exit status (a Databricks
+    ``python_wheel_task`` ignores a returned value)."""
+    raise SystemExit(main())
 
 
 if __name__ == "__main__":

@@ -10,13 +10,14 @@
 
 # COMMAND ----------
 
-# Databricks: the project's source sits one folder up (bundle deploy or Git folder) and the notebook's folder is
-# the working directory (Runtime 14+); put the project root on sys.path as Databricks documents for workspace
-# modules (the %pip cell above installed its dependencies). Where the package is installed this changes nothing.
+# The installed wheel (a cluster or job library, a serverless environment's dependency) is imported as it is. Only
+# where it is not installed (a Git folder or bundle source) does the project root one folder up go on sys.path,
+# as Databricks documents for workspace modules (the notebook's folder is the working directory, Runtime 14+).
+import importlib.util
 import os
 import sys
 
-if os.path.isdir(os.path.abspath(os.path.join("..", "jobs"))) and os.path.abspath("..") not in sys.path:
+if importlib.util.find_spec("jobs") is None:
     sys.path.insert(0, os.path.abspath(".."))
 
 # COMMAND ----------
@@ -27,6 +28,7 @@ captures = nb.widget(globals(), "captures", "demo-out/capture", "Capture folders
 output_dir = nb.widget(globals(), "output_dir", "demo-out/notebook-report", "Report folder")
 conf_file = nb.widget(globals(), "conf", "", "Extra conf YAML (optional)")
 fail_on = nb.widget(globals(), "fail_on", "never", "Fail on severity (info/warning/critical/never)")
+capture_time = nb.widget(globals(), "capture_time", "", "Capture time, ISO-8601 (empty: the capture's own)")
 
 # COMMAND ----------
 
@@ -35,6 +37,8 @@ from jobs import nightly
 args = ["--capture", captures, "--out", output_dir, "--fail-on", fail_on]
 if conf_file:
     args += ["--conf", conf_file]
+if capture_time:
+    args += ["--capture-time", capture_time]
 args += nb.storage_overrides(globals())
 exit_code = nightly.main(args)
 print(f"exit code {exit_code} (0: nothing at or above {fail_on}; 10: findings; 1: job error)")

@@ -10,13 +10,14 @@
 
 # COMMAND ----------
 
-# Databricks: the project's source sits one folder up (bundle deploy or Git folder) and the notebook's folder is
-# the working directory (Runtime 14+); put the project root on sys.path as Databricks documents for workspace
-# modules (the %pip cell above installed its dependencies). Where the package is installed this changes nothing.
+# The installed wheel (a cluster or job library, a serverless environment's dependency) is imported as it is. Only
+# where it is not installed (a Git folder or bundle source) does the project root one folder up go on sys.path,
+# as Databricks documents for workspace modules (the notebook's folder is the working directory, Runtime 14+).
+import importlib.util
 import os
 import sys
 
-if os.path.isdir(os.path.abspath(os.path.join("..", "jobs"))) and os.path.abspath("..") not in sys.path:
+if importlib.util.find_spec("jobs") is None:
     sys.path.insert(0, os.path.abspath(".."))
 
 # COMMAND ----------

@@ -79,6 +79,8 @@ class DeltaSparkBackend:
         """CREATE TABLE IF NOT EXISTS with the registry's schema, partitioning and comments."""
         if self.exists(location):
             return
+        if is_catalog_name(location):
+            self._ensure_schema(location)
         builder = self.delta_table.createIfNotExists(self.spark)
         builder = builder.tableName(location) if is_catalog_name(location) else builder.location(location)
         for field, column in zip(spec.spark_schema().fields, spec.columns, strict=True):
@@ -89,6 +91,18 @@ class DeltaSparkBackend:
         if spec.description:
             builder = builder.comment(spec.description)
         builder.execute()
+
+    def _ensure_schema(self, location: str) -> None:
+        """``CREATE SCHEMA IF NOT EXISTS`` for a ``catalog.schema.table`` name's schema, once per schema: a first
+        run into a new Unity Catalog schema creates it (the bundle also declares it: databricks.yml)."""
+        parts = location.split(".")
+        if len(parts) < 2:
+            return
+        schema = ".".join("`" + p.strip("`").replace("`", "``") + "`" for p in parts[:-1])
+        done = self.__dict__.setdefault("_schemas_ensured", set())
+        if schema not in done:
+            self.spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            done.add(schema)
 
     # ------------------------------------------------------------------ reads
 

@@ -62,18 +62,68 @@ def test_targets_cover_aws_and_azure_and_production_runs_as_a_service_principal(
         assert targets[name]["run_as"] == {"service_principal_name": "${var.service_principal}"}
 
 
+VALUES = {"captures": "/c", "output_dir": "/o", "fail_on": "critical", "catalog": "main", "schema": "kr"}
+
+
+def _params(params):
+    return [re.sub(r"\$\{var\.([a-z_]+)\}", lambda m: VALUES[m.group(1)], p) for p in params]
+
+
 def test_nightly_accepts_exactly_the_flags_the_bundle_passes():
     from jobs.nightly import parse_args
 
     task = BUNDLE["resources"]["jobs"]["kafka_recon_nightly"]["tasks"][0]
     assert task["spark_python_task"]["python_file"] == "./jobs/nightly.py" and (ROOT / "jobs/nightly.py").is_file()
-    values = {"captures": "/c", "output_dir": "/o", "fail_on": "critical", "catalog": "main", "schema": "kr"}
-    params = [re.sub(r"\$\{var\.([a-z_]+)\}", lambda m: values[m.group(1)], p)
-              for p in task["spark_python_task"]["parameters"]]
-    args = parse_args(params)
-    assert args.fail_on == "critical" and args.capture == ["/c"]
+    args = parse_args(_params(task["spark_python_task"]["parameters"]))
+    # findings never fail (and so never retry) the nightly task: the gate after it fails on them
+    assert args.fail_on == "never" and args.capture == ["/c"] and task["max_retries"] == 1
     assert task["libraries"] == [{"whl": "./dist/*.whl"}]
     assert BUNDLE["artifacts"]["kafka_recon_wheel"]["type"] == "whl"
+
+
+@pytest.mark.parametrize("job", ["kafka_recon_nightly", "kafka_recon_nightly_serverless"])
+def test_each_job_gates_on_findings_without_retrying(job, tmp_path):
+    """The gate task runs the wheel's console script (the entry point pyproject declares) on the nightly's
+    summary.json, is never retried, and exits 10 on a summary with an open critical finding."""
+    import json
+
+    from jobs import cli
+
+    tasks = {t["task_key"]: t for t in BUNDLE["resources"]["jobs"][job]["tasks"]}
+    gate = tasks["gate"]
+    assert gate["depends_on"] == [{"task_key": "nightly"}] and gate["max_retries"] == 0
+    wheel_task = gate["python_wheel_task"]
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert wheel_task["package_name"] == "kafka_recon" and wheel_task["entry_point"] in scripts
+    params = _params(wheel_task["parameters"])
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"status": "findings", "exit_code": 0,
+                                   "counts": {"by_severity": {"critical": 1, "warning": 0, "info": 0}}}))
+    params[params.index("/o/summary.json")] = str(summary)
+    assert cli.main(params) == 10
+    summary.write_text(json.dumps({"status": "findings", "exit_code": 0,
+                                   "counts": {"by_severity": {"critical": 0, "warning": 2, "info": 0}}}))
+    assert cli.main(params) == 0
+    summary.write_text(json.dumps({"status": "incomplete", "exit_code": 3}))
+    assert cli.main(params) == 3
+
+
+def test_serverless_job_installs_the_wheel_through_its_environment():
+    from jobs.nightly import parse_args
+
+    job = BUNDLE["resources"]["jobs"]["kafka_recon_nightly_serverless"]
+    assert "job_clusters" not in job
+    (env,) = job["environments"]
+    assert env["spec"]["dependencies"] == ["./dist/*.whl"]
+    nightly = {t["task_key"]: t for t in job["tasks"]}["nightly"]
+    assert nightly["environment_key"] == env["environment_key"]
+    params = _params(nightly["python_wheel_task"]["parameters"])
+    assert params[0] == "nightly" and parse_args(params[1:]).fail_on == "never"
+
+
+def test_the_bundle_creates_the_tables_schema():
+    (schema,) = BUNDLE["resources"]["schemas"].values()
+    assert schema == {**schema, "catalog_name": "${var.catalog}", "name": "${var.schema}"}
 
 
 def test_runtime_requirements_leave_spark_and_delta_to_databricks():
