@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: demo test test-slow test-all test-fast bench fuzz lint clean venv java chromium local-cluster collector compiled dist
+.PHONY: demo test test-slow test-all test-fast bench fuzz lint clean venv java chromium local-cluster collector compiled dist matrix
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required (python3.11 not found; set PYTHON=...)"; exit 1; }
@@ -60,6 +60,12 @@ bench: $(STAMP) compiled java
 fuzz: $(STAMP)
 	$(PIP) install -q -e '.[dev,fuzz]'
 	$(PY) -m tests.fuzz.run_fuzz --executions 1000000
+
+# The real captures' truth and the demo nightly on the versions users run besides the pinned ones: Spark 3.5 on
+# Python 3.11 with Databricks 15.4 LTS's pandas/pyarrow/numpy, Spark 4.0 on Python 3.12 (17.3 LTS); CI runs it
+MATRIX ?= 3.11:3.5.7:pandas==1.5.3,pyarrow==14.0.1,numpy==1.23.5 3.12:4.0.1
+matrix: $(STAMP) java
+	bash tests/matrix/run.sh $(MATRIX)
 
 local-cluster: $(STAMP) java
 	KAFKA_RECON_LOCAL_CLUSTER=1 $(VENV)/bin/pytest -q -p no:cacheprovider tests/integration/test_local_cluster.py

@@ -144,7 +144,9 @@ def _fleet_info(key: str, path: str, summary: dict, run: dict, info_path: str, c
 
 
 def run_nightly(fleet: dict, label: str, quality: bool, timeout: float, profile: bool = False,
-                resume: bool = False) -> dict:
+                resume: bool = False, connect: bool = False) -> dict:
+    """One nightly of ``fleet``: on the classic local master, or (``connect``) through a local Spark Connect server
+    with the same cores (``SPARK_REMOTE=local[2]``), the path Databricks serverless takes."""
     work = os.path.join(CACHE, "runs", label)
     saved = os.path.join(work, "result.json")
     if resume and os.path.exists(saved):
@@ -164,6 +166,9 @@ def run_nightly(fleet: dict, label: str, quality: bool, timeout: float, profile:
     if not quality:
         cmd.append("--skip-quality")
     env = dict(os.environ, KAFKA_RECON_SPARK_MASTER=MASTER)
+    if connect:
+        env.pop("KAFKA_RECON_SPARK_MASTER")
+        env["SPARK_REMOTE"] = MASTER
     print(f"  nightly {label} ({'with' if quality else 'without'} quality) ...", flush=True)
     run = run_measured(cmd, os.path.join(work, "nightly.log"), timeout, env)
     stages: Dict[str, dict] = {}
@@ -173,7 +178,8 @@ def run_nightly(fleet: dict, label: str, quality: bool, timeout: float, profile:
         stages[name] = {"rows": None if rows == "-" else int(rows), "seconds": float(seconds)}
     found = OPEN_FINDINGS.findall(text)
     open_findings = int(found[-1]) if found else None
-    run.update(label=label, quality=quality, fleet=fleet["key"], replica_dirs=fleet["replica_dirs"],
+    run.update(label=label, quality=quality, engine="connect" if connect else "classic", fleet=fleet["key"],
+               replica_dirs=fleet["replica_dirs"],
                metadata_records=fleet["metadata_records"], brokers=fleet["brokers"], stages=stages,
                metadata_log_copies=fleet.get("metadata_log_copies"), open_findings=open_findings,
                ok=run["exit_code"] in (0, 10) and "ingest" in stages and open_findings == 0)
@@ -407,8 +413,8 @@ def main(argv=None) -> int:
                    help=f"replica-dir sizes ({', '.join(SIZES)}) or explicit pairs like 400kx1M (default {DEFAULT_SIZES})")
     p.add_argument("--metadata", default=DEFAULT_METADATA, help="metadata records per fleet (default 100k,1M)")
     p.add_argument("--huge", action="store_true", help="add the 4M replica-dir fleet")
-    p.add_argument("--only", default="small,nightly,quality,cluster,ingest,decode,bronze",
-                   help="parts to run: small,nightly,quality,cluster,ingest,decode,bronze")
+    p.add_argument("--only", default="small,nightly,quality,cluster,connect,ingest,decode,bronze",
+                   help="parts to run: small,nightly,quality,cluster,connect,ingest,decode,bronze")
     p.add_argument("--ingest-brokers", type=int, default=4)
     p.add_argument("--ingest-replicas", type=int, default=2500, help="replica dirs per broker for the binaryFile "
                    "comparison (4 x 2500 = 10k replica dirs, 60k files)")
@@ -446,6 +452,12 @@ def main(argv=None) -> int:
     if "quality" in parts and fleets:
         smallest = min(fleets, key=lambda f: (f["replica_dirs"], f["metadata_records"]))
         runs.append(run_nightly(smallest, f"{smallest['label']}-quality", True, args.timeout, resume=args.resume))
+    if "connect" in parts and fleets:  # the 100k fleet (else the smallest) through Spark Connect: ratio to classic
+        usual = [f for f in fleets if f.get("metadata_log_copies") is None] or fleets
+        chosen = next((f for f in usual if f["replica_dirs"] == 100_000),
+                      min(usual, key=lambda f: (f["replica_dirs"], f["metadata_records"])))
+        runs.append(run_nightly(chosen, f"{chosen['label']}-connect", False, args.timeout, resume=args.resume,
+                                connect=True))
     cluster_runs = []
     if "cluster" in parts and fleets:
         from bench.bench_cluster_memory import run_cluster_nightly

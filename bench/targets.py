@@ -54,8 +54,14 @@ def bronze_met(bronze: dict) -> bool:
 
 def evaluate(runs: List[dict], ingest: Optional[dict], bronze: Optional[dict],
              cluster_runs: Optional[List[dict]] = None, decode: Optional[dict] = None) -> List[Tuple[str, str, str]]:
-    good = [r for r in runs if r["ok"] and not r["quality"]]
+    good = [r for r in runs if r["ok"] and not r["quality"] and r.get("engine", "classic") == "classic"]
     targets = []
+    for c in (r for r in runs if r.get("engine") == "connect"):
+        twin = next((r for r in good if r["fleet"] == c["fleet"]), None)
+        ratio = f"{c['wall_s'] / twin['wall_s']:.2f}x classic's {twin['wall_s']} s" if c["ok"] and twin else "no classic twin"
+        targets.append((f"Spark Connect nightly ({c['label']}, local server): measured, no target",
+                        f"{c['wall_s']} s wall ({c['cpu_s']} CPU s), {ratio}" if c["ok"] else f"failed: {c.get('error', '')[:200]}",
+                        "n/a"))
     big = [r for r in good if r["replica_dirs"] >= 400_000 and r["metadata_records"] >= 1_000_000
            and r["replica_dirs"] < 4_000_000 and r.get("metadata_log_copies") is None]
     if big:

@@ -172,13 +172,6 @@ def apply_sql_settings(spark) -> None:
             pass
 
 
-def is_connect_session(spark) -> bool:
-    """Whether ``spark`` is a Spark Connect session (no SparkContext, no py4j on this side)."""
-    from .engine import jvm
-
-    return not jvm.is_classic(spark)
-
-
 def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Mapping[str, str]] = None,
               master: Optional[str] = None, capture_bytes: Optional[int] = None):
     """The job's session: an active one as it is (a notebook's, Databricks'), else one built as
@@ -187,14 +180,14 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
     when it is known before the JVM starts (:func:`jvm_options_for`)."""
     from pyspark.sql import SparkSession
 
-    from .engine import gateway_calls, jvm
+    from .engine import jvm
     from .stage_log import get_logger
 
     sp = settings or Settings.load().spark  # conf/*.yaml is the one place defaults live
     active = jvm.active_session()
     if active is not None:
         if jvm.is_classic(active):
-            gateway_calls.install(sp.fewer_gateway_calls)
+            _fewer_gateway_calls(sp)
         apply_sql_settings(active)
         get_logger().info("stage=startup master=%s source=active session", jvm.master_of(active))
         return active
@@ -218,18 +211,25 @@ def get_spark(settings: Optional[SparkSettings] = None, extra_conf: Optional[Map
         for key, value in user_conf.items():
             builder = builder.config(key, str(value))
         spark = builder.getOrCreate()
-        gateway_calls.install(sp.fewer_gateway_calls)
+        _fewer_gateway_calls(sp)
         apply_sql_settings(spark)
         get_logger().info("stage=startup master=%s source=%s", jvm.master_of(spark), choice.source)
         return spark
     spark = _start_classic(sp, choice, user_conf, capture_bytes)
-    gateway_calls.install(sp.fewer_gateway_calls)
+    _fewer_gateway_calls(sp)
     apply_sql_settings(spark)
     jvm.set_log_level(spark, sp.log_level)
     if sp.log_level.upper() == "WARN":
         jvm.quiet_loggers(spark, QUIETED_LOGGERS)
     get_logger().info("stage=startup master=%s source=%s", jvm.master_of(spark) or choice.url, choice.source)
     return spark
+
+
+def _fewer_gateway_calls(sp: SparkSettings) -> None:
+    """:func:`jobs.engine.gateway_calls.install` for a classic session (py4j is imported only here)."""
+    from .engine import gateway_calls
+
+    gateway_calls.install(sp.fewer_gateway_calls)
 
 
 def _start_classic(sp: SparkSettings, choice: MasterChoice, user_conf: Mapping[str, Any],

@@ -127,3 +127,37 @@ def _wait_for(ready, seconds: float, what: str) -> None:
             return
         time.sleep(1)
     raise TimeoutError(f"{what} did not come up within {seconds:.0f} s")
+
+
+@contextmanager
+def connect_server(work: Path, python: str, cores: int = 2) -> Iterator[str]:
+    """A Spark Connect server on 127.0.0.1 (``SparkConnectServer`` through spark-submit, as Spark's
+    ``sbin/start-connect-server.sh`` starts it) whose Python workers run ``python``; yields its ``sc://`` URL."""
+    port = free_port()
+    work.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": python}
+    env.pop("SPARK_REMOTE", None)
+    log = open(work / "connect-server.log", "w")
+    proc = subprocess.Popen(
+        [str(SPARK_HOME / "bin" / "spark-submit"), "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+         "--master", f"local[{cores}]", "--driver-memory", "2g",
+         "--conf", "spark.connect.grpc.binding.address=127.0.0.1", "--conf", f"spark.connect.grpc.binding.port={port}",
+         "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+         "--conf", "spark.ui.enabled=false", "spark-internal"],
+        env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        def listening() -> bool:
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        _wait_for(lambda: listening() or proc.poll() is not None, 180, "the Spark Connect server")
+        if proc.poll() is not None:
+            raise RuntimeError(f"the Connect server exited: {(work / 'connect-server.log').read_text()[-3000:]}")
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

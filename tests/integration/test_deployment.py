@@ -24,6 +24,7 @@ from tests.integration.deployment import (
     PYSPARK_VERSION,
     ROOT,
     build_dist,
+    connect_server,
     dependency_requirements,
     make_venv,
     master_status,
@@ -146,6 +147,20 @@ def test_spark_connect_from_spark_remote_gives_the_same_findings(devsample_dir, 
                           env=clean_env(SPARK_REMOTE="local[2]", PYSPARK_PYTHON=sys.executable))
     assert proc.returncode == 0, proc.stderr[-6000:]
     assert "source=SPARK_REMOTE (Spark Connect)" in proc.stderr
+    assert truth_of(tmp_path) == devsample_truth.FINDINGS
+
+
+def test_pyspark_client_alone_runs_the_nightly_against_a_connect_server(dist, devsample_dir, tmp_path):
+    """A driver with ``pyspark-client`` (no JVM, no py4j: Databricks serverless' situation) and the wheel, against a
+    Spark Connect server whose Python workers have the job installed (the repo's venv)."""
+    client = make_venv(tmp_path / "client-venv", [str(dist["wheel"]), f"pyspark-client=={PYSPARK_VERSION}"])
+    no_jvm = subprocess.run([str(client), "-c", "import py4j"], capture_output=True, text=True, env=clean_env())
+    assert no_jvm.returncode != 0  # the client side cannot fall back on a classic session
+    with connect_server(tmp_path / "server", sys.executable) as url:
+        proc = subprocess.run([str(client.parent / "kafka-recon"), "nightly", *nightly_args(devsample_dir, tmp_path, True)],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=2400, env=clean_env(SPARK_REMOTE=url))
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    assert f"master={url} source=SPARK_REMOTE (Spark Connect)" in proc.stderr
     assert truth_of(tmp_path) == devsample_truth.FINDINGS
 
 
