@@ -238,3 +238,16 @@ def class_loads(spark, name: str) -> Optional[bool]:
         return True
     except Exception:  # noqa: BLE001 - ClassNotFoundException arrives as a py4j error
         return False
+
+
+def struct_from_ddl(ddl: str):
+    """A StructType from DDL text (``a int, b string``): ``StructType.fromDDL`` (Spark 4; parsed in Python), else
+    the classic JVM's parser (Spark 3.5 has no Python one)."""
+    from pyspark.sql.types import StructType
+
+    if hasattr(StructType, "fromDDL"):
+        return StructType.fromDDL(ddl)
+    from pyspark.sql.types import _parse_datatype_string
+
+    parsed = _parse_datatype_string(ddl)
+    return parsed if isinstance(parsed, StructType) else StructType.fromJson(parsed.jsonValue())

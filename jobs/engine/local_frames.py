@@ -20,6 +20,8 @@ from pyspark.sql.types import DataType, DoubleType, StructType, TimestampType
 
 from jobs.tables.table_predicates import sql_literal
 
+from .jvm import struct_from_ddl
+
 # Above this many rows (or with a value not rendered below) the rows go through createDataFrame as before: the
 # SQL parser's cost grows with the statement, and such frames belong to captures big enough to run compiled,
 # where one Python task per read is noise.
@@ -47,7 +49,7 @@ def _literal(value: Any, data_type: DataType) -> Optional[str]:
 def local_frame(spark: SparkSession, rows: Sequence[Sequence[Any]], schema: Union[str, StructType]) -> DataFrame:
     """``rows`` (tuples in the schema's column order) as a DataFrame with ``schema`` (DDL or StructType).
     Every column comes out nullable."""
-    struct = schema if isinstance(schema, StructType) else StructType.fromDDL(schema)
+    struct = schema if isinstance(schema, StructType) else struct_from_ddl(schema)
     rows = [tuple(r) for r in rows]
     width = len(struct.fields)
     if len(rows) > LOCAL_ROWS_LIMIT:

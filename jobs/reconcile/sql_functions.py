@@ -60,7 +60,7 @@ def _column_sql(value: Any) -> str:
         return value._inner
     if isinstance(value, str) and _simple(value):
         return col(value)._inner
-    raise _Fallback(str(value))
+    raise _Fallback(type(value).__name__)  # not str(): a lambda variable cannot print itself on Spark 3.5
 
 
 def _value_sql(value: Any) -> str:
