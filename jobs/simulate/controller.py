@@ -149,7 +149,7 @@ class KraftController:
                 if change:
                     records.append(self._change_record(topic.topic_id, pid, change))
         reg.log_dirs = list(remaining)
-        records.append(("BrokerRegistrationChangeRecord", 2,
+        records.append(("BrokerRegistrationChangeRecord", self.image.registration_change_version(),
                         {"brokerId": broker_id, "brokerEpoch": reg.epoch, "logDirs": list(remaining)}))
         self._append(records)
 

@@ -35,6 +35,7 @@ class SimParams:
     metadata_records: Optional[int] = None  # pad the metadata log to about this many records
     packed: bool = False
     metadata_log_copies: Optional[int] = None  # packs embedding the metadata log (None: every KRaft broker's)
+    kafka_version: Optional[Tuple[int, int]] = None  # the Kafka release whose records the brokers write
 
 
 @dataclass
