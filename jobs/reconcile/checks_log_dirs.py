@@ -6,6 +6,8 @@ OFFLINE_LOG_DIR       a dir Kafka marked offline: not in the broker's latest reg
 UNREGISTERED_LOG_DIR  such a dir back in the capture while its broker is stopped or fenced: Kafka registers
                       it again at the next start (info: the replicas inside are matched like any other);
 DECOMMISSIONED_BROKER_DATA  data left on a broker that was unregistered;
+CORDONED_LOG_DIR_HOLDS_REPLICAS  a dir cordoned (KIP-1066) longer than reconcile.cordoned_dir_max_ms that still
+                      holds replicas the controller assigns to it (a drain that never finished);
 FOREIGN_LOG_DIR       another cluster's dir, or a directory.id no broker (or another broker) registered; a dir
                       a meta_properties finding explains (a duplicate or reserved directory.id, a node whose
                       dirs disagree on cluster.id or node.id) is reported there instead.
@@ -77,6 +79,22 @@ def decommissioned_data(ctx: CheckContext) -> DataFrame:
     }))
 
 
+def cordoned_holding_replicas(ctx: CheckContext) -> DataFrame:
+    """A cordoned dir keeps serving the replicas inside (the controller only stops placing new ones there:
+    ReplicationControlManager skips cordoned dirs when it assigns a directory), so the finding is the drain
+    that did not happen: replicas assigned to it past the configured age of the cordon."""
+    limit = ctx.thresholds.cordoned_dir_max_ms
+    age = ctx.age_ms(F.col("cordoned_since"))
+    d = ctx.log_dirs.filter((F.col("state") == "cordoned") & (F.col("assigned_partitions") > 0)
+                            & (F.col("replica_dirs") > 0) & (age > F.lit(limit)))
+    return rows(d, "CORDONED_LOG_DIR_HOLDS_REPLICAS", _values(ctx, d, {
+        "since": F.col("cordoned_since"),
+        "details": details(directory_id=F.col("directory_id"), replica_dirs=F.col("replica_dirs"),
+                           partitions=F.col("assigned_partitions"), listing=_listing(ctx),
+                           age_h=F.floor(age / F.lit(3_600_000)).cast("long")),
+    }))
+
+
 def foreign_log_dirs(ctx: CheckContext) -> DataFrame:
     sizes = ctx.bronze["bronze_dir_entries"].groupBy("log_dir").agg(F.count("*").alias("entries"))
     meta = ctx.bronze["bronze_log_dirs"].select("log_dir", F.col("cluster_id").alias("_meta_cluster"))
@@ -95,4 +113,5 @@ def foreign_log_dirs(ctx: CheckContext) -> DataFrame:
 
 
 def all_checks(ctx: CheckContext):
-    return [offline_log_dirs(ctx), unregistered_log_dirs(ctx), decommissioned_data(ctx), foreign_log_dirs(ctx)]
+    return [offline_log_dirs(ctx), unregistered_log_dirs(ctx), decommissioned_data(ctx), cordoned_holding_replicas(ctx),
+            foreign_log_dirs(ctx)]

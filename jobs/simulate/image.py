@@ -71,6 +71,7 @@ class BrokerRegistration:
     in_controlled_shutdown: bool = False
     migrating_zk_broker: bool = False
     registered_ms: int = 0
+    cordoned_dirs: List[bytes] = field(default_factory=list)  # KIP-1066 (4.3): CordonedLogDirs
 
 
 @dataclass
@@ -131,6 +132,8 @@ class KraftImage:
         }
         if version >= 3:
             data["logDirs"] = list(reg.log_dirs)
+        if version >= 4 and reg.cordoned_dirs:
+            data["cordonedLogDirs"] = list(reg.cordoned_dirs)
         if version < 2:
             del data["isMigratingZkBroker"]
         return ("RegisterBrokerRecord", version, data)

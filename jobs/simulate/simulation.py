@@ -301,6 +301,14 @@ class Simulation:
         self.kraft.log_dir_offline(broker_id, log_dir.directory_id,
                                    [d.directory_id for d in broker.registered_dirs()])
 
+    def cordon_log_dirs(self, broker_id: int, names: List[str]) -> None:
+        """The operator cordons dirs of a running broker (``kafka-configs --alter --add-config
+        cordoned.log.dirs=...``, KIP-1066): no new replica is placed there, the ones inside stay."""
+        self.clock.tick(1000)
+        broker = self.fleet[broker_id]
+        dirs = [d for d in broker.log_dirs if d.name in names]
+        self.kraft.cordon(broker_id, [d.directory_id for d in dirs], ",".join(d.name for d in dirs))
+
     def restore_log_dir(self, broker_id: int, name: str) -> None:
         """The disk comes back (with the contents it had when it died); the broker registers it at its next
         start."""
