@@ -30,6 +30,7 @@ MINIMUM: Dict[str, int] = {
                      "reconcile.delete_grace_ms", "reconcile.zk_delete_stuck_after_ms",
                      "reconcile.future_move_stuck_ms", "reconcile.transaction_max_timeout_ms",
                      "reconcile.reassignment_stuck_ms", "reconcile.evidence_max_items",
+                     "reconcile.cordoned_dir_max_ms",
                      "spark.small_capture_jvm_below_bytes", "spark.interpreted_below_rows",
                      "spark.small_capture_actions_at_once", "storage.staging_max_age_hours", "storage.commit_retries",
                      "storage.write_parallelism", "ingest.max_embedded_file_bytes", "ingest.max_segment_scan_bytes",

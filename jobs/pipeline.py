@@ -60,6 +60,23 @@ def _late_gaps(store, result, run_id: str, capture_id: str, files_seen: int, min
     return gaps_after_reconcile(missing, files_seen, previous[0]["files_seen"] if previous else None, min_ratio)
 
 
+def _unreadable_record_gaps(bronze) -> List[dict]:
+    """Records of the authoritative metadata sequence no schema could read (a Kafka newer than kafka-recon),
+    grouped by type and version (one small aggregate over the decode errors only)."""
+    from jobs.run_outcome import UNREADABLE_KINDS, gaps_unreadable_metadata_records
+    from udfs.message_spec import load_schema
+
+    records = bronze.get("bronze_metadata_records")
+    if records is None:
+        return []
+    groups = (records.where(F.col("error_kind").isin(*UNREADABLE_KINDS)
+                            & F.coalesce(F.col("in_authoritative_sequence"), F.lit(False)))
+              .groupBy("record_type", "api_key", "version", "error_kind", "is_control")
+              .agg(F.count(F.lit(1)).alias("count"), F.min("offset").alias("first_offset")).collect())
+    return gaps_unreadable_metadata_records([g.asDict() for g in groups],
+                                            load_schema("metadata_records").upstream_release)
+
+
 @contextmanager
 def _stage(timer: StageTimer, spark, name: str) -> Iterator[StageReport]:
     """``timer.stage(name)``, its Spark jobs named ``kafka-recon <name>`` (jobs/engine/job_labels.py)."""
@@ -148,6 +165,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
         counts = write_findings(store, result, capture_id=capture_id, run_id=run_id, capture_time=when)
         st.rows = counts.open_findings
         late = _late_gaps(store, result, run_id, capture_id, files["seen"], settings.run.min_capture_ratio)
+        late += _unreadable_record_gaps(bronze)
         status = "incomplete" if late and not allow_partial else None
         gaps = gaps + late
     ingest.release()

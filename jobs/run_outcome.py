@@ -4,7 +4,8 @@
   (local capture paths must exist, URIs need a filesystem pyarrow knows, times must parse).
 * A capture that cannot support a verdict is *incomplete* (exit 3), never ``ok``: no input files at all
   (decided before Spark), no log dir or no controller view (after ingest), brokers the metadata registers but
-  the capture lacks, or a capture much smaller than the previous one of the same cluster (after reconcile).
+  the capture lacks, a capture much smaller than the previous one of the same cluster, or metadata records
+  of a type or version newer than the record schemas (after reconcile).
   ``run.allow_partial`` (``--allow-partial``) accepts the last four knowingly: the run then ends on its
   findings and ``summary.json`` still lists the gaps.
 * Every run leaves a ``summary.json``: the report stage writes the full one; when the run stops or fails
@@ -112,6 +113,43 @@ def gaps_after_reconcile(missing_brokers: Sequence[int], files_seen: Optional[in
         out.append(gap("capture_shrunk", f"{files_seen} input files against {previous_files_seen} in the previous "
                                          f"capture of this cluster (below run.min_capture_ratio {min_ratio})",
                        files_seen=int(files_seen), previous_files_seen=int(previous_files_seen)))
+    return out
+
+
+# decode errors that mean "written by a Kafka newer than these schemas" (udfs/metadata_log.py, dump_log_text.py)
+UNREADABLE_KINDS = ("unknown_version", "unknown_api_key")
+
+
+def gaps_unreadable_metadata_records(groups: Iterable[Mapping[str, Any]], schema_release: str
+                                     ) -> List[Dict[str, Any]]:
+    """Records of the authoritative metadata sequence whose type or version the schemas do not know: one gap
+    per (record type, version), named with its count and first offset.
+
+    A Kafka newer than this kafka-recon writes them (a record version is only written once the cluster's
+    ``metadata.version`` allows it, docs/kafka-versions.md). The replay skipped them, so every fact they carry
+    (a broker's registration, a partition's change) is missing from the controller view: the run cannot give a
+    verdict on what they describe, and says so instead of passing or failing on the rest.
+
+    :param groups: one mapping per (record_type, api_key, version, error_kind, is_control) with ``count`` and
+        ``first_offset`` (the pipeline's aggregate of bronze_metadata_records).
+    :param schema_release: the Kafka release the schemas describe (``udfs/schemas`` ``upstream.release``).
+    """
+    out = []
+    for g in sorted(groups, key=lambda g: (g.get("first_offset") is None, g.get("first_offset") or 0)):
+        count, first = int(g["count"]), g.get("first_offset")
+        kind = "control record" if g.get("is_control") else "metadata record"
+        if g.get("error_kind") == "unknown_api_key":
+            what = f"{kind} type {g.get('api_key')}"
+        else:
+            what = f"{g.get('record_type') or kind} version {g.get('version')}"
+        out.append(gap(
+            "unreadable_metadata_records",
+            f"{count} {what} record(s) from offset {first} could not be read: written by a Kafka newer than "
+            f"{schema_release} (the newest release kafka-recon's record schemas describe); kafka-recon needs an "
+            "upgrade. What they say is missing from the controller view, so checks that depend on it are "
+            "undecided",
+            record_type=g.get("record_type"), api_key=g.get("api_key"), version=g.get("version"),
+            error_kind=g.get("error_kind"), count=count, first_offset=first, schema_release=schema_release))
     return out
 
 

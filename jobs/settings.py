@@ -124,6 +124,7 @@ class Thresholds:
     future_move_stuck_ms: int
     transaction_max_timeout_ms: int
     reassignment_stuck_ms: int
+    cordoned_dir_max_ms: int
 
     def __post_init__(self) -> None:
         if self.producer_id_block_size <= 0:

@@ -9,7 +9,7 @@ time, never in the middle of a job. :mod:`udfs.message_codec` interprets these s
 Our schema format (one file holds several messages)::
 
     {"format": "kafka-recon-message-schemas/1",
-     "upstream": {"repository": "apache/kafka", "commit": "<sha>"},
+     "upstream": {"repository": "apache/kafka", "release": "4.3", "commit": "<sha>", "additions": "..."},
      "messages": [
        {"name": "TopicRecord", "api_key": 2, "kind": "metadata", "source": "<path in upstream>",
         "valid_versions": "0", "flexible_versions": "0+",
@@ -398,6 +398,7 @@ class SchemaFile:
 
     upstream_commit: str
     messages: tuple[MessageSpec, ...] = field(default_factory=tuple)
+    upstream_release: str = ""  # the Kafka release whose record versions the file describes
 
     def by_name(self, name: str) -> MessageSpec:
         for m in self.messages:
@@ -417,7 +418,9 @@ def schema_from_dict(raw: dict) -> SchemaFile:
     keys = [m.api_key for m in messages if m.api_key is not None]
     if len(set(keys)) != len(keys):
         raise SpecError("duplicate api_key in schema file")
-    return SchemaFile(upstream_commit=raw.get("upstream", {}).get("commit", ""), messages=messages)
+    upstream = raw.get("upstream", {})
+    return SchemaFile(upstream_commit=upstream.get("commit", ""), messages=messages,
+                      upstream_release=upstream.get("release", ""))
 
 
 _CACHE: dict[str, SchemaFile] = {}

@@ -5,7 +5,9 @@ append the leader's batches byte for byte, so a batch is identified across copie
 offset, leader epoch, CRC) and copies are compared without decoding a record (100 brokers x 1M records would
 otherwise mean 100M decoded rows). Raft's rule decides which batch is right where copies disagree: at each
 base offset the batch of the highest leader epoch wins (a newer leader overwrote the older tail), then the
-one most copies hold. A copy is *consistent* when it has no hole in its offsets, no corrupt batch and agrees
+one most brokers' own files hold, then the one most copies hold: a dump-log text is an export made from some
+files at some time, so it never outvotes the bytes on the brokers' disks (a text dumped before the files were
+rewritten, or from other files, would otherwise make every disk copy a false divergence). A copy is *consistent* when it has no hole in its offsets, no corrupt batch and agrees
 with the winner at every base offset it holds; the authoritative copy is the consistent copy reaching
 furthest (ties: more records, newer snapshot, a broker's disk before dump text, copy id). Each copy then gets
 where it starts and ends, its first hole, and the first offset where it differs from the winners. The
@@ -75,11 +77,15 @@ def _batch_flags(batches):
         out: Dict[str, list] = {k: [] for k in names}
         for base, entries in zip(batch.column("base_offset").to_pylist(), batch.column("e").to_pylist(), strict=True):
             holders: Dict[tuple, set] = {}
+            on_disk: Dict[tuple, set] = {}  # the holders that are a broker's own files (not dump-log text)
             for e in entries:
                 if e["crc"] is not None and e["crc_valid"] is not False:
-                    holders.setdefault((e["leader_epoch"], e["last_offset"], e["crc"]), set()).add(e["copy_id"])
-            winner = max(holders, key=lambda k: (k[0] if k[0] is not None else -1, len(holders[k]),
-                                                 -(k[1] or 0), -k[2])) if holders else None
+                    batch_key = (e["leader_epoch"], e["last_offset"], e["crc"])
+                    holders.setdefault(batch_key, set()).add(e["copy_id"])
+                    if e["source_kind"] != "dump_log_text":
+                        on_disk.setdefault(batch_key, set()).add(e["copy_id"])
+            winner = max(holders, key=lambda k: (k[0] if k[0] is not None else -1, len(on_disk.get(k, ())),
+                                                 len(holders[k]), -(k[1] or 0), -k[2])) if holders else None
             seen: Dict[str, int] = {}
             for e in entries:
                 known = e["crc"] is not None
@@ -224,7 +230,7 @@ def compute_copies(batches: DataFrame, copy_facts: Iterable[tuple], has_batches:
     """The copies compared in one Spark query (:class:`Comparison`).
 
     ``diverges_at_offset`` is the base offset of the first batch where a copy holds something other than the
-    winning batch (highest epoch, then most copies): exactly where it differs from the authoritative copy
+    winning batch (highest epoch, then most copies on brokers' disks, then most copies): exactly where it differs from the authoritative copy
     whenever that copy is consistent, which is the normal case.
 
     :param batches: bronze_metadata_batches payload rows (the caller persists them: they are scanned twice).

@@ -183,7 +183,7 @@ def millis_to_datetime(millis: Optional[int]) -> Optional[datetime]:
 
 SOURCE_COLUMNS = ("copy_id", "source_broker_id", "source_file", "source_kind", "section", "snapshot_end_offset")
 RECORD_COLUMNS = ("offset", "batch_base_offset", "leader_epoch", "append_time", "is_control", "record_type",
-                  "api_key", "version", "payload_json", "record_hash", "error_kind", "error_message")
+                  "api_key", "version", "payload_json", "record_hash", "error_kind", "error_message", "raw_value")
 
 
 class RecordColumns:
@@ -246,7 +246,9 @@ class RecordColumns:
         self._extend([r.offset for r in records], [r.batch_base_offset for r in records],
                      [r.leader_epoch for r in records], [r.timestamp for r in records], controls, types,
                      [r.api_key for r in records], versions, payloads, hashes,
-                     [e.kind if e else None for e in errors], [e.message if e else None for e in errors])
+                     [e.kind if e else None for e in errors], [e.message if e else None for e in errors],
+                     [None if e is None or r.raw_value is None else bytes(r.raw_value)
+                      for r, e in zip(records, errors, strict=True)])
         datas = [r.data for r in records]
         if all(type(d) is dict for d in datas):
             if all(r._json_writer is not None for r in records):
@@ -289,7 +291,7 @@ class RecordColumns:
         nothing = [None] * count
         self._extend(offsets, [batch.base_offset] * count, [batch.leader_epoch] * count, [batch.timestamp] * count,
                      [False] * count, types, [frame[2] for frame in frames], versions, payloads,
-                     _hashes(types, versions, payloads), nothing, nothing)
+                     _hashes(types, versions, payloads), nothing, nothing, nothing)
         _fill_values(types, values, at, self._typed)
 
     def _open(self, count: int, source: Mapping[str, Any]) -> int:

@@ -6,6 +6,10 @@ OFFLINE_LOG_DIR       a dir Kafka marked offline: not in the broker's latest reg
 UNREGISTERED_LOG_DIR  such a dir back in the capture while its broker is stopped or fenced: Kafka registers
                       it again at the next start (info: the replicas inside are matched like any other);
 DECOMMISSIONED_BROKER_DATA  data left on a broker that was unregistered;
+CORDONED_LOG_DIR_HOLDS_REPLICAS  a dir cordoned (KIP-1066) longer than reconcile.cordoned_dir_max_ms that still
+                      holds replicas the controller assigns to it (a drain that never finished);
+CORDON_ON_UNREGISTERED_BROKER  a broker's cordoned.log.dirs config left in the metadata after the broker was
+                      unregistered or never registered (the node id, when reused, starts with cordoned dirs);
 FOREIGN_LOG_DIR       another cluster's dir, or a directory.id no broker (or another broker) registered; a dir
                       a meta_properties finding explains (a duplicate or reserved directory.id, a node whose
                       dirs disagree on cluster.id or node.id) is reported there instead.
@@ -77,6 +81,56 @@ def decommissioned_data(ctx: CheckContext) -> DataFrame:
     }))
 
 
+def cordoned_holding_replicas(ctx: CheckContext) -> DataFrame:
+    """A cordoned dir keeps serving the replicas inside (the controller only stops placing new ones there:
+    ReplicationControlManager skips cordoned dirs when it assigns a directory), so the finding is the drain
+    that did not happen: replicas assigned to it past the configured age of the cordon."""
+    limit = ctx.thresholds.cordoned_dir_max_ms
+    age = ctx.age_ms(F.col("cordoned_since"))
+    d = ctx.log_dirs.filter((F.col("state") == "cordoned") & (F.col("assigned_partitions") > 0)
+                            & (F.col("replica_dirs") > 0) & (age > F.lit(limit)))
+    return rows(d, "CORDONED_LOG_DIR_HOLDS_REPLICAS", _values(ctx, d, {
+        "since": F.col("cordoned_since"),
+        "details": details(directory_id=F.col("directory_id"), replica_dirs=F.col("replica_dirs"),
+                           partitions=F.col("assigned_partitions"), listing=_listing(ctx),
+                           age_h=F.floor(age / F.lit(3_600_000)).cast("long")),
+    }))
+
+
+BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
+
+
+def cordon_configs(ctx: CheckContext) -> DataFrame:
+    """The ``cordoned.log.dirs`` broker configs (KIP-1066) in the metadata at capture: the latest ConfigRecord
+    per broker of the authoritative sequence (snapshot first, then the log); a null or empty value is no cordon
+    (ConfigRecord with a null value deletes the config)."""
+    records = ctx.bronze["bronze_metadata_records"].filter(
+        F.coalesce(F.col("in_authoritative_sequence"), F.lit(False)) & (F.col("record_type") == "CONFIG_RECORD")
+        & (F.col("config_resource_type") == BROKER_RESOURCE) & (F.col("config_name") == "cordoned.log.dirs")
+        & F.col("config_resource_name").rlike("^[0-9]+$"))
+    order = F.struct((F.col("section") == "log").alias("_in_log"), F.col("offset"))
+    latest = records.groupBy("config_resource_name").agg(F.max_by("config_value", order).alias("_value"),
+                                                         F.max_by("offset", order).alias("_offset"),
+                                                         F.max_by("append_time", order).alias("_time"))
+    return latest.filter(F.col("_value").isNotNull() & (F.col("_value") != "")).select(
+        F.col("config_resource_name").cast("int").alias("broker_id"), F.col("_value").alias("cordoned_log_dirs"),
+        F.col("_offset").alias("config_offset"), F.col("_time").alias("config_time"))
+
+
+def cordon_on_unregistered_broker(ctx: CheckContext) -> DataFrame:
+    brokers = ctx.silver["silver_brokers"].select("broker_id", F.col("state").alias("broker_state"))
+    d = (cordon_configs(ctx).join(brokers, "broker_id", "left")
+         .filter(F.col("broker_state").isNull() | F.col("broker_state").isin("unregistered", "absent")))
+    state = F.coalesce(F.col("broker_state"), F.lit("never registered"))
+    return rows(d, "CORDON_ON_UNREGISTERED_BROKER", {
+        "broker_id": F.col("broker_id"), "since": F.col("config_time"),
+        "details": details(cordoned_log_dirs=F.col("cordoned_log_dirs"), broker_state=state,
+                           config_offset=F.col("config_offset")),
+        "evidence": evidence(cordoned_log_dirs=F.col("cordoned_log_dirs"), broker_state=state,
+                             config_offset=F.col("config_offset")),
+    })
+
+
 def foreign_log_dirs(ctx: CheckContext) -> DataFrame:
     sizes = ctx.bronze["bronze_dir_entries"].groupBy("log_dir").agg(F.count("*").alias("entries"))
     meta = ctx.bronze["bronze_log_dirs"].select("log_dir", F.col("cluster_id").alias("_meta_cluster"))
@@ -95,4 +149,5 @@ def foreign_log_dirs(ctx: CheckContext) -> DataFrame:
 
 
 def all_checks(ctx: CheckContext):
-    return [offline_log_dirs(ctx), unregistered_log_dirs(ctx), decommissioned_data(ctx), foreign_log_dirs(ctx)]
+    return [offline_log_dirs(ctx), unregistered_log_dirs(ctx), decommissioned_data(ctx), cordoned_holding_replicas(ctx),
+            cordon_on_unregistered_broker(ctx), foreign_log_dirs(ctx)]

@@ -86,7 +86,7 @@ def _listing(values: Column) -> Column:
 
 def _nodes(ens: DataFrame) -> DataFrame:
     """Per node: the distinct cluster ids, node ids, and whether it is several registered nodes side by side."""
-    own = ((F.col("state") == "registered") & (F.col("_node_state") == "active")) | (F.col("state") == "controller_metadata")
+    own = ((F.col("state").isin("registered", "cordoned")) & (F.col("_node_state") == "active")) | (F.col("state") == "controller_metadata")
     return ens.groupBy("node").agg(
         F.first("node_label").alias("node_label"),
         F.array_sort(F.collect_set("cluster_id")).alias("cluster_ids"),

@@ -86,7 +86,8 @@ def checkpoint_without_dir(ctx: CheckContext) -> DataFrame:
     c = ctx.bronze["bronze_offset_checkpoints"]
     held = (ctx.bronze["bronze_dir_entries"].filter(F.col("is_dir") & F.col("partition").isNotNull())
             .select("log_dir", "topic", "partition").distinct())
-    dirs = ctx.log_dirs.filter(F.col("state").isin("registered", "unregistered", "offline", "no_dir_registration"))
+    dirs = ctx.log_dirs.filter(F.col("state").isin("registered", "cordoned", "unregistered", "offline",
+                                                    "no_dir_registration"))
     d = (c.join(held, ["log_dir", "topic", "partition"], "left_anti")
          .join(dirs.select("log_dir", "broker_id", F.col("log_dir_name")), "log_dir")
          .groupBy("log_dir", "log_dir_name", "broker_id", "topic", "partition")

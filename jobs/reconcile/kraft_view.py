@@ -190,6 +190,47 @@ def brokers(ml: MetadataLog) -> DataFrame:
     )
 
 
+CORDONS_SCHEMA = "broker_id int, directory_id string, cordoned_since timestamp, cordoned_offset long"
+
+
+def cordons(ml: MetadataLog) -> DataFrame:
+    """The log dirs each broker has cordoned now (KIP-1066, Kafka 4.3) and since when.
+
+    A broker's cordoned dirs are the CordonedLogDirs of its latest RegisterBrokerRecord (v4+; a v4 record
+    without the field: none), replaced by each later BrokerRegistrationChangeRecord that carries the field
+    (v3+; absent: no change), as ClusterControlManager.replay applies them. A dir's cordon starts at the
+    first record of the unbroken run of lists that hold it up to the latest one, read from the retained log;
+    a broker whose cordons no retained record changed has them from the snapshot, and they held since the
+    retained log's start at least (a lower bound of the cordon's age: a snapshot keeps no record times)."""
+
+    def cordon_lists(df: DataFrame) -> DataFrame:
+        regs = _type(df, "REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD").filter(
+            F.col("broker_id").isNotNull())
+        return regs.select(
+            F.col("broker_id").cast("int").alias("broker_id"), "pos", "offset", "append_time",
+            F.when(F.col(T) == "REGISTER_BROKER_RECORD",
+                   F.when(F.col("version") >= 4,
+                          F.coalesce(F.col("cordoned_log_dirs"), F.array().cast("array<string>"))))
+            .otherwise(F.col("cordoned_log_dirs")).alias("_cordoned")).filter(F.col("_cordoned").isNotNull())
+
+    logged = cordon_lists(ml.history)
+    start = F.lit(ml.history_start_time).cast("timestamp")
+    from_snapshot = (cordon_lists(ml.image.filter(F.col("pos") < 0)).join(logged.select("broker_id").distinct(),
+                                                                          "broker_id", "left_anti")
+                     .withColumn("append_time", start)
+                     .withColumn("offset", F.lit(ml.history_start if ml.history_start is not None else 0).cast("long")))
+    lists = logged.unionByName(from_snapshot)
+    current = lists.groupBy("broker_id").agg(F.max_by("_cordoned", "pos").alias("_now"))
+    held = current.select("broker_id", F.explode("_now").alias("directory_id"))
+    pairs = (held.join(lists, "broker_id")
+             .withColumn("_has", F.array_contains("_cordoned", F.col("directory_id"))))
+    gaps = pairs.groupBy("broker_id", "directory_id").agg(F.max(F.when(~F.col("_has"), F.col("pos"))).alias("_gap"))
+    run = (pairs.join(gaps, ["broker_id", "directory_id"])
+           .filter(F.col("_has") & (F.col("_gap").isNull() | (F.col("pos") > F.col("_gap")))))
+    return run.groupBy("broker_id", "directory_id").agg(
+        F.min_by("append_time", "pos").alias("cordoned_since"), F.min_by("offset", "pos").alias("cordoned_offset"))
+
+
 def controllers(ml: MetadataLog) -> DataFrame:
     """node_id of every controller that registered (RegisterControllerRecord, KIP-919), image or history."""
     both = ml.image.select("record_type", "broker_id").unionByName(ml.history.select("record_type", "broker_id"))

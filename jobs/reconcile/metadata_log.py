@@ -26,7 +26,8 @@ SNAPSHOT_POS_BASE = -(1 << 40)  # snapshot records sort before every log offset
 REPLAY_COLUMNS = ("offset", "batch_base_offset", "leader_epoch", "append_time", "is_control", "record_type",
                   "topic_id", "topic_name", "partition_id", "broker_id", "broker_epoch", "replicas", "isr", "leader",
                   "removing_replicas", "adding_replicas", "directories", "fenced", "next_producer_id",
-                  "zk_migration_state", "error_kind", "source_file", "snapshot_end_offset")
+                  "zk_migration_state", "error_kind", "source_file", "snapshot_end_offset", "version",
+                  "cordoned_log_dirs")
 PAYLOAD_KEPT_FOR = ("PRODUCER_IDS_RECORD", "SNAPSHOT_HEADER", "PARTITION_RECORD")  # LeaderEpoch: kraft_view
 
 

@@ -32,7 +32,7 @@ BROKER_VIEW_SCHEMA = ("broker_id int, registered boolean, unregistered boolean, 
                       "registration_offset long, registration_time timestamp, registered_log_dirs array<string>, "
                       "known_log_dirs array<string>, source string")
 # log dir states (silver_log_dirs.state); the last three keep their replica dirs out of per-replica checks
-LOG_DIR_STATES = ("registered", "unregistered", "offline", "no_dir_registration", "controller_metadata",
+LOG_DIR_STATES = ("registered", "cordoned", "unregistered", "offline", "no_dir_registration", "controller_metadata",
                   "decommissioned", "foreign")
 UNRECONCILED_STATES = ("controller_metadata", "decommissioned", "foreign")
 
@@ -50,6 +50,7 @@ class ControllerView:
     renamed_for_delete: DataFrame
     controllers: DataFrame     # node_id of every registered controller (RegisterControllerRecord)
     registrations: DataFrame   # silver_node_registrations rows (without run columns)
+    cordons: Optional[DataFrame] = None  # kraft_view.CORDONS_SCHEMA: dirs cordoned now (KIP-1066), since when
 
     @property
     def kraft_rules(self) -> bool:
@@ -108,7 +109,8 @@ def controller_view(spark: SparkSession, bronze: dict, thresholds: Thresholds, a
         regs = _empty_like(spark, "silver_node_registrations").drop("capture_id", "run_id", "cluster_id")
     inc, asg, brk, exits, pids, renamed, ctl = map_at_once(
         materialize, [inc, asg, brk, exits, pids, zk_view.renamed_for_delete(events), ctl], at_once)
-    return ControllerView(mode, cluster, ml, inc, asg, brk, exits, pids, renamed, ctl, regs)
+    cordons = kraft_view.cordons(ml) if has_kraft else local_frame(spark, [], kraft_view.CORDONS_SCHEMA)
+    return ControllerView(mode, cluster, ml, inc, asg, brk, exits, pids, renamed, ctl, regs, cordons)
 
 
 def _empty_like(spark: SparkSession, name: str) -> DataFrame:
@@ -167,7 +169,8 @@ def silver_log_dirs(view: ControllerView, log_dirs: DataFrame, dir_entries: Data
     or is assigned replicas in, missing from its latest registration and not captured).
 
     registered: in its broker's latest registration (RegisterBrokerRecord LogDirs, narrowed by a later
-    BrokerRegistrationChangeRecord); unregistered: the broker listed it before (or the metadata assigns
+    BrokerRegistrationChangeRecord); cordoned: registered, and cordoned by its broker (KIP-1066, Kafka 4.3:
+    CordonedLogDirs; Kafka places no new replica there, the ones inside stay served); unregistered: the broker listed it before (or the metadata assigns
     replicas to it) but not now - a dir that failed and came back; offline: such a dir that is not in the
     capture; no_dir_registration: registrations carry no LogDirs (ZooKeeper, KRaft before 3.7);
     controller_metadata: a controller's metadata dir (RegisterControllerRecord, or a node that never
@@ -183,10 +186,18 @@ def silver_log_dirs(view: ControllerView, log_dirs: DataFrame, dir_entries: Data
               .groupBy("directory_id").agg(F.sort_array(F.collect_set("broker_id")).alias("_owners")))
     any_listed = F.lit(brokers.filter(F.size(F.coalesce("known_log_dirs", F.array())) > 0).limit(1).count() > 0)
     asg = _assigned_dirs(view)
+    cordons = view.cordons.select("broker_id", "directory_id", "cordoned_since", "cordoned_offset") \
+        if view.cordons is not None else None
     d = (log_dirs.select("broker_id", "log_dir", "cluster_id", "directory_id", "has_metadata_log")
          .join(sizes, "log_dir", "left").join(counts, "log_dir", "left")
          .join(nodes, "broker_id", "left").join(owners, "directory_id", "left")
          .join(asg, ["broker_id", "directory_id"], "left"))
+    if cordons is not None:
+        d = d.join(cordons, ["broker_id", "directory_id"], "left")
+    else:
+        d = d.withColumn("cordoned_since", F.lit(None).cast("timestamp")).withColumn(
+            "cordoned_offset", F.lit(None).cast("long"))
+    cordoned = F.col("cordoned_offset").isNotNull()
     replica_dirs = F.coalesce(F.col("replica_dirs"), F.lit(0))
     other_cluster = F.lit(False) if cluster_id is None else (
         F.col("cluster_id").isNotNull() & (F.col("cluster_id") != F.lit(cluster_id)))
@@ -204,6 +215,7 @@ def silver_log_dirs(view: ControllerView, log_dirs: DataFrame, dir_entries: Data
              .when(controller_dir, "controller_metadata")
              .when(F.col("broker_state") == "unregistered", "decommissioned")
              .when(listed & other_owner, "foreign")
+             .when(listed & in_current & cordoned, "cordoned")
              .when(listed & in_current, "registered")
              .when(listed & known_here, "unregistered")
              .when(listed, "foreign")
@@ -220,6 +232,9 @@ def silver_log_dirs(view: ControllerView, log_dirs: DataFrame, dir_entries: Data
                                                    F.array_join(F.col("_owners").cast("array<string>"), ", "),
                                                    F.lit(" (meta.properties says node.id "),
                                                    F.col("broker_id").cast("string"), F.lit(")")))
+              .when(listed & in_current & cordoned, F.concat(
+                  F.lit("in the broker's latest registration, cordoned (CordonedLogDirs) since offset "),
+                  F.col("cordoned_offset").cast("string")))
               .when(listed & in_current, F.lit("in the broker's latest registration"))
               .when(listed & known_here, F.concat(
                   F.lit("directory.id "), F.col("directory_id"), F.lit(" is not in broker "),
@@ -235,7 +250,8 @@ def silver_log_dirs(view: ControllerView, log_dirs: DataFrame, dir_entries: Data
         F.lit(True).alias("captured"), F.coalesce("has_metadata_log", F.lit(False)).alias("has_metadata_log"),
         replica_dirs.alias("replica_dirs"), F.coalesce("bytes", F.lit(0)).cast("long").alias("bytes"),
         F.coalesce("assigned_partitions", F.lit(0)).alias("assigned_partitions"),
-        F.coalesce("assigned_list", F.array().cast("array<string>")).alias("assigned_list"))
+        F.coalesce("assigned_list", F.array().cast("array<string>")).alias("assigned_list"),
+        F.when(state == "cordoned", F.col("cordoned_since")).alias("cordoned_since"))
     # offline: dirs of a captured, registered broker that left its registration (or never were in it) but still
     # have replicas assigned, and are not in the capture
     seen = log_dirs.filter(F.col("directory_id").isNotNull()).select(
@@ -254,7 +270,8 @@ def silver_log_dirs(view: ControllerView, log_dirs: DataFrame, dir_entries: Data
                  F.array_join(F.coalesce("registered_log_dirs", F.array()), ", "),
                  F.lit(") and is not in the capture: Kafka marked it offline")).alias("reason"),
         F.lit(False).alias("captured"), F.lit(False).alias("has_metadata_log"), F.lit(0).alias("replica_dirs"),
-        F.lit(0).cast("long").alias("bytes"), "assigned_partitions", "assigned_list")
+        F.lit(0).cast("long").alias("bytes"), "assigned_partitions", "assigned_list",
+        F.lit(None).cast("timestamp").alias("cordoned_since"))
     return captured.unionByName(offline)
 
 

@@ -18,7 +18,7 @@ import os
 import shutil
 import sys
 import time
-from typing import List, Optional, Set
+from typing import List, Optional, Set, Tuple
 
 from .clock import iso_utc
 from .fleet import Broker
@@ -57,8 +57,25 @@ def build_parser() -> argparse.ArgumentParser:
                              "such as /dev/shm: several times faster at millions of replica dirs); the packs then "
                              "name their log dirs under this folder")
     parser.add_argument("--force", action="store_true", help="replace an existing simulator capture in --out")
+    parser.add_argument("--kafka-version", type=_kafka_version,
+                        help="the Kafka release the cluster runs, e.g. 3.9 or 4.3 (default: the scenario's): "
+                             "its metadata.version decides which record versions are written")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     return parser
+
+
+def _kafka_version(text: str) -> Tuple[int, int]:
+    """``--kafka-version``: "4.3" -> (4, 3), one of the releases the simulator models."""
+    from jobs.simulate.image import KAFKA_VERSIONS
+
+    try:
+        major, minor = (int(p) for p in text.strip().split("."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a Kafka release like 3.9 or 4.3") from None
+    if (major, minor) not in KAFKA_VERSIONS:
+        known = ", ".join("%d.%d" % v for v in KAFKA_VERSIONS)
+        raise argparse.ArgumentTypeError(f"{text} is not a release the simulator models ({known})")
+    return major, minor
 
 
 def _check_out(out: str, force: bool) -> None:
@@ -117,7 +134,8 @@ def run(scenario_name: str, out: str, params: SimParams, force: bool = False, sc
     work = os.path.join(trees, WORK_DIR_NAME)
     packs: List[str] = []
     try:
-        sim = Simulation(spec.name, params, spec.layout, work, spec.mode, spec.version, spec.age_days)
+        sim = Simulation(spec.name, params, spec.layout, work, spec.mode, scenario_version(spec, params),
+                         spec.age_days)
         sim.metadata_segment_ms = spec.metadata_segment_ms
         spec.build(sim)
         sim.finish()
@@ -139,6 +157,17 @@ def run(scenario_name: str, out: str, params: SimParams, force: bool = False, sc
                   "metadata_records": sim.log.record_count if sim.log else 0,
                   "expected_findings": len(sim.expected), "seconds": round(time.monotonic() - started, 2)})
     return stats
+
+
+def scenario_version(spec: Scenario, params: SimParams) -> Tuple[int, int]:
+    """The Kafka release a scenario runs: ``--kafka-version`` when given, else the scenario's own. A scenario
+    with ZooKeeper (migration, zookeeper mode) needs a release that still has it (3.9 at most: Kafka 4.0 is
+    KRaft only), and one that pins an older release keeps what that release writes only if not overridden."""
+    version = params.kafka_version or spec.version
+    if params.kafka_version is not None and spec.mode != "kraft" and version >= (4, 0):
+        raise SimulateError(f"scenario {spec.name} runs {spec.mode} mode, which Kafka {version[0]}.{version[1]} "
+                            "no longer has (4.0 is KRaft only); choose 3.9 or earlier")
+    return version
 
 
 def metadata_log_packs(sim: Simulation, copies: Optional[int]) -> Set[int]:
@@ -181,7 +210,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("kafka-recon simulate: --scenario and --out are required (or --list)", file=sys.stderr)
         return 2
     params = SimParams(args.seed, args.brokers, args.log_dirs, args.partitions_per_broker, args.metadata_records,
-                       args.packed, args.metadata_log_copies)
+                       args.packed, args.metadata_log_copies, args.kafka_version)
     try:
         summary = run(args.scenario, args.out, params, args.force, args.scratch)
     except SimulateError as exc:

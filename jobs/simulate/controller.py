@@ -25,6 +25,7 @@ from . import partition_rules
 from .background import Background, BrokerEvent, FlapRounds, apply_op
 from .clock import Clock
 from .image import (
+    CORDONED_LOG_DIRS_LEVEL,
     METADATA_VERSION_LEVEL,
     UNASSIGNED_DIR,
     BrokerRegistration,
@@ -149,9 +150,21 @@ class KraftController:
                 if change:
                     records.append(self._change_record(topic.topic_id, pid, change))
         reg.log_dirs = list(remaining)
-        records.append(("BrokerRegistrationChangeRecord", 2,
+        records.append(("BrokerRegistrationChangeRecord", self.image.registration_change_version(),
                         {"brokerId": broker_id, "brokerEpoch": reg.epoch, "logDirs": list(remaining)}))
         self._append(records)
+
+    def cordon(self, broker_id: int, cordoned: List[bytes], paths: str) -> None:
+        """``cordoned.log.dirs`` set on a running 4.3 broker (KIP-1066): the broker config (ConfigRecord), then the
+        broker reports the dirs and the controller records them (BrokerRegistrationChangeRecord v3
+        CordonedLogDirs, the whole current list)."""
+        if self.image.metadata_version < CORDONED_LOG_DIRS_LEVEL:
+            raise ValueError("cordoning log dirs needs Kafka 4.3 (metadata.version 4.3-IV0)")
+        reg = self.image.brokers[broker_id]
+        reg.cordoned_dirs = list(cordoned)
+        self.set_broker_config(str(broker_id), "cordoned.log.dirs", paths)
+        self._append([("BrokerRegistrationChangeRecord", self.image.registration_change_version(),
+                       {"brokerId": broker_id, "brokerEpoch": reg.epoch, "cordonedLogDirs": list(cordoned)})])
 
     def unregister(self, broker_id: int) -> None:
         """UnregisterBrokerRecord: the broker leaves the cluster's registrations (kafka-cluster remove)."""

@@ -14,9 +14,13 @@ from udfs import kafka_uuid
 
 Record = Tuple[str, int, dict]  # (record type, version, data with Kafka's JSON keys; uuids as 16 raw bytes)
 
-# server-common/.../MetadataVersion.java feature levels of the releases we simulate
-METADATA_VERSION_LEVEL = {(3, 4): 8, (3, 5): 11, (3, 6): 14, (3, 7): 19, (3, 8): 20, (3, 9): 21}
+# server-common/.../MetadataVersion.java feature levels of the releases we simulate (each release's last level:
+# IBP_4_0_IV3(25), IBP_4_1_IV1(27), IBP_4_2_IV1(29), IBP_4_3_IV0(30))
+METADATA_VERSION_LEVEL = {(3, 4): 8, (3, 5): 11, (3, 6): 14, (3, 7): 19, (3, 8): 20, (3, 9): 21,
+                          (4, 0): 25, (4, 1): 27, (4, 2): 29, (4, 3): 30}
+KAFKA_VERSIONS = tuple(METADATA_VERSION_LEVEL)  # the simulator's kafka_version knob takes one of these
 DIRECTORY_ASSIGNMENT_LEVEL = 17  # 3.7-IV2: PartitionRecord v1 (Directories), RegisterBrokerRecord v3
+CORDONED_LOG_DIRS_LEVEL = 30  # 4.3-IV0 (KIP-1066): RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3
 KRAFT_VERSION_FEATURE_LEVEL = 21  # brokers advertise kraft.version from 3.9 (KIP-853)
 
 MIGRATING_DIR = kafka_uuid.ZERO  # DirectoryId.MIGRATING
@@ -67,6 +71,7 @@ class BrokerRegistration:
     in_controlled_shutdown: bool = False
     migrating_zk_broker: bool = False
     registered_ms: int = 0
+    cordoned_dirs: List[bytes] = field(default_factory=list)  # KIP-1066 (4.3): CordonedLogDirs
 
 
 @dataclass
@@ -95,9 +100,16 @@ class KraftImage:
     # ---- record rendering (Kafka's JSON field names; versions as the MetadataVersion writes them) ----
 
     def register_broker_version(self) -> int:
+        if self.metadata_version >= CORDONED_LOG_DIRS_LEVEL:
+            return 4  # CordonedLogDirs (null when no dir is cordoned: not written)
         if self.metadata_version >= DIRECTORY_ASSIGNMENT_LEVEL:
             return 3
         return 2 if self.metadata_version >= 8 else 1
+
+    def registration_change_version(self) -> int:
+        """The BrokerRegistrationChangeRecord version of a LogDirs change (2: LogDirs; 3 from 4.3: CordonedLogDirs,
+        null and so not written when the cordons do not change)."""
+        return 3 if self.metadata_version >= CORDONED_LOG_DIRS_LEVEL else 2
 
     def partition_record_version(self) -> int:
         return 1 if self.uses_directories else 0
@@ -120,6 +132,8 @@ class KraftImage:
         }
         if version >= 3:
             data["logDirs"] = list(reg.log_dirs)
+        if version >= 4 and reg.cordoned_dirs:
+            data["cordonedLogDirs"] = list(reg.cordoned_dirs)
         if version < 2:
             del data["isMigratingZkBroker"]
         return ("RegisterBrokerRecord", version, data)

@@ -162,3 +162,29 @@ def fenced_broker_deleted_topic(sim: Simulation) -> None:
     sim.note("sessions was deleted 2 minutes before the capture, inside file.delete.delay.ms + grace, but broker 4 "
              "is fenced (down for 6 hours): it cannot progress the delete, and at its next start a KRaft broker "
              "renames the dirs -stray and keeps them. Brokers 1-3 removed their copies within 60 s.")
+
+
+@scenario("cordoned-log-dir",
+          "Kafka 4.3, KIP-1066: broker 2 cordoned a dir 10 days ago and never drained it (finding); broker 3 "
+          "cordoned one yesterday (a drain in its first day: no finding); a cordon configured for a node that "
+          "never registered", JBOD, version=(4, 3),
+          metadata_segment_ms=days(30))  # the cordon's record stays in the retained log
+def cordoned_log_dir(sim: Simulation) -> None:
+    sim.start_kraft_cluster(dedicated_controllers=CONTROLLERS)
+    everyday_topics(sim)
+    sim.advance_to_before_capture(days(10))
+    forgotten = sim.fleet[2].log_dirs[1]
+    if not _scenario_replicas(forgotten):
+        raise RuntimeError("broker 2's second dir holds no scenario replica")  # pragma: no cover
+    sim.cordon_log_dirs(2, [forgotten.name])
+    sim.advance_to_before_capture(days(1))
+    sim.cordon_log_dirs(3, [sim.fleet[3].log_dirs[1].name])
+    # a cordon configured for node 7, which never joined (a host that was planned, then not built)
+    sim.kraft.set_broker_config("7", "cordoned.log.dirs", "kafka-logs-b")
+    sim.advance(hours(2))
+    sim.expect("CORDONED_LOG_DIR_HOLDS_REPLICAS", broker_id=2, log_dir=forgotten.name)
+    sim.expect("CORDON_ON_UNREGISTERED_BROKER", broker_id=7)
+    sim.note(f"Broker 2 cordoned {forgotten.name} (cordoned.log.dirs; BrokerRegistrationChangeRecord v3 "
+             "CordonedLogDirs) 10 days before the capture and its replicas were never moved: past "
+             "reconcile.cordoned_dir_max_ms (7 days). Broker 3's cordon is a day old: a drain under way. "
+             "cordoned.log.dirs is also set for node 7, which never registered.")

@@ -35,6 +35,7 @@ class SimParams:
     metadata_records: Optional[int] = None  # pad the metadata log to about this many records
     packed: bool = False
     metadata_log_copies: Optional[int] = None  # packs embedding the metadata log (None: every KRaft broker's)
+    kafka_version: Optional[Tuple[int, int]] = None  # the Kafka release whose records the brokers write
 
 
 @dataclass
@@ -299,6 +300,14 @@ class Simulation:
         log_dir.dead, log_dir.registered, log_dir.holds_background = True, False, False
         self.kraft.log_dir_offline(broker_id, log_dir.directory_id,
                                    [d.directory_id for d in broker.registered_dirs()])
+
+    def cordon_log_dirs(self, broker_id: int, names: List[str]) -> None:
+        """The operator cordons dirs of a running broker (``kafka-configs --alter --add-config
+        cordoned.log.dirs=...``, KIP-1066): no new replica is placed there, the ones inside stay."""
+        self.clock.tick(1000)
+        broker = self.fleet[broker_id]
+        dirs = [d for d in broker.log_dirs if d.name in names]
+        self.kraft.cordon(broker_id, [d.directory_id for d in dirs], ",".join(d.name for d in dirs))
 
     def restore_log_dir(self, broker_id: int, name: str) -> None:
         """The disk comes back (with the contents it had when it died); the broker registers it at its next

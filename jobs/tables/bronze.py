@@ -122,6 +122,8 @@ METADATA_RECORDS = TableSpec(
         ("record_hash", "string", "hash of type, version and payload: compares copies"),
         ("error_kind", "string", "set when this record could not be decoded (kept, never dropped)"),
         ("error_message", "string", ""),
+        ("raw_value", "binary", "the record's value bytes as Kafka wrote them, kept when it could not be decoded "
+         "(a record type or version newer than the schemas: docs/kafka-versions.md); null when decoded"),
         ("in_authoritative_sequence", "boolean", "part of the one authoritative sequence: the authoritative "
          "copy's log records, plus the snapshot its log starts from when the log does not reach offset 0"),
     ),

@@ -27,7 +27,7 @@ COLUMN_SOURCES: Dict[str, Dict[str, Source]] = {
     "PARTITION_CHANGE_RECORD": _PARTITION,
     "REMOVE_TOPIC_RECORD": {"topic_id": "topicId"},
     "REGISTER_BROKER_RECORD": {"broker_id": "brokerId", "broker_epoch": "brokerEpoch", "fenced": "fenced",
-                               "directories": "logDirs"},
+                               "directories": "logDirs", "cordoned_log_dirs": "cordonedLogDirs"},
     "UNREGISTER_BROKER_RECORD": {"broker_id": "brokerId", "broker_epoch": "brokerEpoch"},
     # a controller's node id shares the broker_id column: node ids are one namespace in KRaft
     "REGISTER_CONTROLLER_RECORD": {"broker_id": "controllerId"},
@@ -35,7 +35,8 @@ COLUMN_SOURCES: Dict[str, Dict[str, Source]] = {
     "UNFENCE_BROKER_RECORD": {"broker_id": "id", "broker_epoch": "epoch"},
     # Fenced is tagged with default 0 ("no change"): omitted in the record, 0 in the column
     "BROKER_REGISTRATION_CHANGE_RECORD": {"broker_id": "brokerId", "broker_epoch": "brokerEpoch",
-                                          "fenced": ("fenced", 0), "directories": "logDirs"},
+                                          "fenced": ("fenced", 0), "directories": "logDirs",
+                                          "cordoned_log_dirs": "cordonedLogDirs"},
     "PRODUCER_IDS_RECORD": {"broker_id": "brokerId", "broker_epoch": "brokerEpoch",
                             "next_producer_id": "nextProducerId"},
     "FEATURE_LEVEL_RECORD": {"feature_name": "name", "feature_level": "featureLevel"},
@@ -62,6 +63,8 @@ COLUMN_ORDER: Tuple[Tuple[str, str], ...] = (
     ("next_producer_id", "ProducerIdsRecord NextProducerId"), ("feature_name", ""), ("feature_level", ""),
     ("zk_migration_state", ""), ("config_resource_type", ""), ("config_resource_name", ""), ("config_name", ""),
     ("config_value", ""),
+    ("cordoned_log_dirs", "CordonedLogDirs of RegisterBrokerRecord v4+ / BrokerRegistrationChangeRecord v3+ (KIP-1066, "
+     "Kafka 4.3); null: the record does not say (older version, or no change)"),
 )
 
 

@@ -205,7 +205,7 @@ LOG_DIRS = TableSpec(
         ("log_dir", "string", "path as captured; null for an offline dir that is not in the capture"),
         ("log_dir_name", "string", "basename of log_dir"),
         ("directory_id", "string", "meta.properties directory.id / the registered directory id"),
-        ("state", "string", "registered, unregistered, offline, no_dir_registration, controller_metadata, "
+        ("state", "string", "registered, cordoned, unregistered, offline, no_dir_registration, controller_metadata, "
          "decommissioned, foreign"),
         ("reason", "string", "why, with the ids and records that decide it"),
         ("captured", "boolean", "the dir is in the capture"),
@@ -214,6 +214,8 @@ LOG_DIRS = TableSpec(
         ("bytes", "long", "bytes of everything inside"),
         ("assigned_partitions", "int", "partitions the metadata assigns to this directory for this broker"),
         ("assigned_list", "array<string>", "those partitions as topic-partition, sorted"),
+        ("cordoned_since", "timestamp", "state cordoned: when the broker cordoned the dir (the first record of its "
+         "unbroken run in CordonedLogDirs, KIP-1066)"),
     ),
 )
 

@@ -21,20 +21,21 @@ from udfs.message_spec import (
 )
 
 UPSTREAM = "1eb7644349cb07139d6a3c1ad1986979647cac99"
+RELEASE = "4.3"  # the newest Kafka release the schemas describe (docs/kafka-versions.md)
 
 # Record types and version ranges of kafka-formats.md §4.3 and the control/producer schemas.
 METADATA = {
-    0: ("REGISTER_BROKER_RECORD", "0-3"), 1: ("UNREGISTER_BROKER_RECORD", "0"), 2: ("TOPIC_RECORD", "0"),
+    0: ("REGISTER_BROKER_RECORD", "0-4"), 1: ("UNREGISTER_BROKER_RECORD", "0"), 2: ("TOPIC_RECORD", "0"),
     3: ("PARTITION_RECORD", "0-2"), 4: ("CONFIG_RECORD", "0"), 5: ("PARTITION_CHANGE_RECORD", "0-2"),
     7: ("FENCE_BROKER_RECORD", "0"), 8: ("UNFENCE_BROKER_RECORD", "0"), 9: ("REMOVE_TOPIC_RECORD", "0"),
     10: ("DELEGATION_TOKEN_RECORD", "0"), 11: ("USER_SCRAM_CREDENTIAL_RECORD", "0"),
     12: ("FEATURE_LEVEL_RECORD", "0"), 14: ("CLIENT_QUOTA_RECORD", "0"), 15: ("PRODUCER_IDS_RECORD", "0"),
-    17: ("BROKER_REGISTRATION_CHANGE_RECORD", "0-2"), 18: ("ACCESS_CONTROL_ENTRY_RECORD", "0"),
+    17: ("BROKER_REGISTRATION_CHANGE_RECORD", "0-3"), 18: ("ACCESS_CONTROL_ENTRY_RECORD", "0"),
     19: ("REMOVE_ACCESS_CONTROL_ENTRY_RECORD", "0"), 20: ("NO_OP_RECORD", "0"),
     21: ("ZK_MIGRATION_STATE_RECORD", "0"), 22: ("REMOVE_USER_SCRAM_CREDENTIAL_RECORD", "0"),
     23: ("BEGIN_TRANSACTION_RECORD", "0"), 24: ("END_TRANSACTION_RECORD", "0"),
     25: ("ABORT_TRANSACTION_RECORD", "0"), 26: ("REMOVE_DELEGATION_TOKEN_RECORD", "0"),
-    27: ("REGISTER_CONTROLLER_RECORD", "0"),
+    27: ("REGISTER_CONTROLLER_RECORD", "0"), 28: ("CLEAR_ELR_RECORD", "0"),
 }
 
 
@@ -66,7 +67,7 @@ def test_upper_snake_is_kafkas_to_snake_case():
 
 def test_every_metadata_record_type_is_described():
     schema = load_schema("metadata_records")
-    assert schema.upstream_commit == UPSTREAM
+    assert (schema.upstream_commit, schema.upstream_release) == (UPSTREAM, RELEASE)
     found = {m.api_key: (m.type_name, str(m.valid_versions)) for m in schema.messages}
     assert found == METADATA
     assert all(str(m.flexible_versions) == "0+" for m in schema.messages)
@@ -75,7 +76,7 @@ def test_every_metadata_record_type_is_described():
 
 def test_control_and_producer_schemas():
     control = load_schema("control_records")
-    assert control.upstream_commit == UPSTREAM
+    assert (control.upstream_commit, control.upstream_release) == (UPSTREAM, RELEASE)
     assert [(m.name, str(m.valid_versions)) for m in control.messages] == [
         ("LeaderChangeMessage", "0-1"), ("SnapshotHeaderRecord", "0"), ("SnapshotFooterRecord", "0"),
         ("KRaftVersionRecord", "0"), ("VotersRecord", "0")]
@@ -96,6 +97,14 @@ def test_schema_facts_match_the_reference_tables():
     rb = {f.name: f for f in schema.by_name("RegisterBrokerRecord").fields}
     assert rb["Fenced"].default is True and str(rb["IsMigratingZkBroker"].versions) == "2+"
     assert (rb["LogDirs"].tag, str(rb["LogDirs"].tagged_versions)) == (0, "3+")
+    # KIP-1066 (Kafka 4.3): a nullable tagged list of directory ids, null by default, so a v4 registration of a
+    # broker with no cordoned dir is the v3 body under version 4
+    cordoned = rb["CordonedLogDirs"]
+    assert (cordoned.tag, str(cordoned.tagged_versions), str(cordoned.nullable_versions)) == (1, "4+", "4+")
+    assert cordoned.has_default and cordoned.default is None and cordoned.type == "[]uuid"
+    brc = {f.name: f for f in schema.by_name("BrokerRegistrationChangeRecord").fields}
+    assert (str(brc["CordonedLogDirs"].tagged_versions), brc["CordonedLogDirs"].default) == ("3+", None)
+    assert [f.name for f in schema.by_name("ClearElrRecord").fields] == ["TopicName"]
     assert [f.json_name for f in schema.by_name("PartitionRecord").fields][6:9] == [
         "leader", "leaderRecoveryState", "leaderEpoch"]
 

@@ -30,7 +30,7 @@ def _expected_row(record: MetadataRecord) -> dict:
                append_time=datetime.fromtimestamp(record.timestamp / 1000, tz=timezone.utc),
                is_control=record.is_control, record_type=record.type, api_key=record.api_key,
                version=record.version, payload_json=payload, record_hash=record_hash(record, payload),
-               error_kind=None, error_message=None,
+               error_kind=None, error_message=None, raw_value=None,
                in_authoritative_sequence=None)  # set by the driver once the copies are compared
     row.update(typed_columns(record.type, record.data))
     return row

@@ -226,6 +226,22 @@ def _check_expected_against_bytes(root: str, finding: dict) -> None:
     elif check == "UNREGISTERED_LOG_DIR":
         view = next(v for v in log_dirs(root) if v.broker_id == finding["broker_id"] and v.name == finding["log_dir"])
         assert view.meta.directory_id not in image.brokers[finding["broker_id"]]["logDirs"]
+    elif check == "CORDONED_LOG_DIR_HOLDS_REPLICAS":  # the dir's id in the broker's latest CordonedLogDirs, long ago
+        view = next(v for v in log_dirs(root) if v.broker_id == finding["broker_id"] and v.name == finding["log_dir"])
+        segments, snapshots = copy_files(authoritative_copy(root))
+        lists = [r for path in snapshots + segments for r in records(path)
+                 if r.type in ("REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD") and r.data
+                 and r.data.get("brokerId") == finding["broker_id"] and "cordonedLogDirs" in r.data]
+        assert lists and view.meta.directory_id in lists[-1].data["cordonedLogDirs"]
+        since = min(r.timestamp for r in lists if view.meta.directory_id in r.data["cordonedLogDirs"])
+        assert _ms(doc["capture_time"]) - since > 7 * DAY_MS  # conf: reconcile.cordoned_dir_max_ms
+        assert any(os.path.isdir(os.path.join(view.path, n)) and not n.startswith("__") for n in os.listdir(view.path))
+    elif check == "CORDON_ON_UNREGISTERED_BROKER":  # a ConfigRecord for a broker id with no registration
+        segments, snapshots = copy_files(authoritative_copy(root))
+        configs = [r.data for path in snapshots + segments for r in records(path)
+                   if r.type == "CONFIG_RECORD" and r.data["resourceType"] == 4 and r.data["name"] == "cordoned.log.dirs"
+                   and r.data["resourceName"] == str(finding["broker_id"])]
+        assert configs and configs[-1]["value"] and finding["broker_id"] not in image.brokers
     elif check == "DECOMMISSIONED_BROKER_DATA":
         assert finding["broker_id"] in image.unregistered and finding["broker_id"] not in image.brokers
         assert any(v.broker_id == finding["broker_id"] and v.name == finding["log_dir"] for v in log_dirs(root))
