@@ -34,18 +34,19 @@ LOADED_KINDS = ("partition", "future")  # dirs LogManager loads as the topic-par
 OTHER_INCARNATION_KINDS = ("stray", "delete", "partition", "future")
 
 
-def checkpoint_offsets(ctx: CheckContext, checkpoint: str) -> DataFrame:
-    """Replica dirs Kafka loads (silver_replicas' columns), each with the entry ``checkpoint`` of its own log dir
-    holds for its name: ``offset``, ``checkpoint_file``, ``checkpoint_written`` (the file's mtime),
-    ``first_written``, ``incarnation`` ("this" or "previous") and ``incarnation_reason``."""
-    c = (ctx.bronze["bronze_offset_checkpoints"].filter(F.col("checkpoint") == checkpoint)
-         .select(F.col("log_dir").alias("_c_log_dir"), F.col("topic").alias("_c_topic"),
+def checkpoint_offsets(ctx: CheckContext, *checkpoints: str) -> DataFrame:
+    """Replica dirs Kafka loads (silver_replicas' columns), each with the entry each of ``checkpoints`` of its own
+    log dir holds for its name: ``checkpoint``, ``offset``, ``checkpoint_file``, ``checkpoint_written`` (the file's
+    mtime), ``first_written``, ``incarnation`` ("this" or "previous") and ``incarnation_reason``."""
+    c = (ctx.bronze["bronze_offset_checkpoints"].filter(F.col("checkpoint").isin(*checkpoints))
+         .select(F.col("log_dir").alias("_c_log_dir"), "checkpoint", F.col("topic").alias("_c_topic"),
                  F.col("partition").alias("_c_partition"), F.col("offset"),
                  F.col("source_file").alias("checkpoint_file")))
     entries = ctx.bronze["bronze_dir_entries"]
-    written = entries.filter(~F.col("is_dir") & (F.col("entry_name") == checkpoint)).select(
-        F.col("log_dir").alias("_c_log_dir"), F.col("newest_mtime").alias("checkpoint_written"))
-    c = c.join(written, "_c_log_dir", "left")
+    written = entries.filter(~F.col("is_dir") & F.col("entry_name").isin(*checkpoints)).select(
+        F.col("log_dir").alias("_c_log_dir"), F.col("entry_name").alias("checkpoint"),
+        F.col("newest_mtime").alias("checkpoint_written"))
+    c = c.join(written, ["_c_log_dir", "checkpoint"], "left")
     created = entries.filter(F.col("is_dir")).select("log_dir", F.col("entry_name").alias("dir_name"),
                                                      "first_written")
     r = ctx.replicas.filter(F.col("entry_kind").isin(*LOADED_KINDS)).join(created, ["log_dir", "dir_name"], "left")
@@ -55,16 +56,17 @@ def checkpoint_offsets(ctx: CheckContext, checkpoint: str) -> DataFrame:
     others = entries.filter(F.col("is_dir") & F.col("entry_kind").isin(*OTHER_INCARNATION_KINDS)).select(
         F.col("log_dir").alias("_o_log_dir"), F.col("topic").alias("_o_topic"), F.col("partition").alias("_o_partition"),
         F.col("entry_name").alias("_o_name"), F.col("log_end_offset").alias("_o_leo"))
-    explained = (d.select("log_dir", "dir_name", "topic_from_name", "partition", "offset")
+    explained = (d.select("log_dir", "dir_name", "checkpoint", "topic_from_name", "partition", "offset")
                  .join(others, (F.col("log_dir") == F.col("_o_log_dir")) & (F.col("topic_from_name") == F.col("_o_topic"))
                        & (F.col("partition") == F.col("_o_partition")) & (F.col("_o_name") != F.col("dir_name"))
                        & (F.col("_o_leo").isNull() | (F.col("_o_leo") >= F.col("offset"))))
-                 .groupBy("log_dir", "dir_name").agg(F.array_sort(F.collect_set("_o_name")).alias("_explained_by")))
-    d = d.join(explained, ["log_dir", "dir_name"], "left")
+                 .groupBy("log_dir", "dir_name", "checkpoint")
+                 .agg(F.array_sort(F.collect_set("_o_name")).alias("_explained_by")))
+    d = d.join(explained, ["log_dir", "dir_name", "checkpoint"], "left")
     before = (F.col("checkpoint_written").isNotNull() & F.col("first_written").isNotNull()
               & (F.col("checkpoint_written") < F.col("first_written")))
     other = F.col("_explained_by").isNotNull()
-    reason = (F.when(before, F.format_string("%s was last written at %s, before %s existed (%s)", F.lit(checkpoint),
+    reason = (F.when(before, F.format_string("%s was last written at %s, before %s existed (%s)", F.col("checkpoint"),
                                              F.date_format("checkpoint_written", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"),
                                              F.col("dir_name"),
                                              F.date_format("first_written", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")))
@@ -75,6 +77,6 @@ def checkpoint_offsets(ctx: CheckContext, checkpoint: str) -> DataFrame:
             .drop("_c_log_dir", "_c_topic", "_c_partition", "_explained_by"))
 
 
-def this_incarnation(ctx: CheckContext, checkpoint: str) -> DataFrame:
+def this_incarnation(ctx: CheckContext, *checkpoints: str) -> DataFrame:
     """The entries that are evidence about the dir they are joined to."""
-    return checkpoint_offsets(ctx, checkpoint).filter(F.col("incarnation") == "this")
+    return checkpoint_offsets(ctx, *checkpoints).filter(F.col("incarnation") == "this")

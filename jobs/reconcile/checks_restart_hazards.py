@@ -27,9 +27,10 @@ from .context import CheckContext
 from .frames import iso
 
 
-def _beyond(ctx: CheckContext, checkpoint: str) -> DataFrame:
-    """Loaded replica dirs whose ``checkpoint`` entry is above their log end offset, judged per incarnation."""
-    return checkpoint_offsets(ctx, checkpoint).withColumnRenamed("offset", "checkpoint_offset").filter(
+def _beyond(ctx: CheckContext) -> DataFrame:
+    """Loaded replica dirs whose recovery-point or log-start entry is above their log end offset, judged per
+    incarnation (one plan for the three checks that read it)."""
+    return checkpoint_offsets(ctx, RECOVERY_POINT, LOG_START).withColumnRenamed("offset", "checkpoint_offset").filter(
         F.col("log_end_offset").isNotNull() & (F.col("checkpoint_offset") > F.col("log_end_offset")))
 
 
@@ -45,7 +46,7 @@ def _evidence(**more: Column) -> Column:
 
 
 def _beyond_log_end(ctx: CheckContext, checkpoint: str, check_id: str) -> DataFrame:
-    d = _beyond(ctx, checkpoint).filter(F.col("incarnation") == "this")
+    d = _beyond(ctx).filter((F.col("checkpoint") == checkpoint) & (F.col("incarnation") == "this"))
     return rows(d, check_id, _values({
         "key_extra": F.lit(checkpoint),
         "details": details(checkpoint_offset=F.col("checkpoint_offset"), log_end_offset=F.col("log_end_offset"),
@@ -67,15 +68,13 @@ def recovery_point_beyond_log_end(ctx: CheckContext) -> DataFrame:
 
 def previous_incarnation(ctx: CheckContext) -> DataFrame:
     """The entries the two checks above would report, were they evidence about the dir they name."""
-    d = _beyond(ctx, RECOVERY_POINT).withColumn("_checkpoint", F.lit(RECOVERY_POINT)).unionByName(
-        _beyond(ctx, LOG_START).withColumn("_checkpoint", F.lit(LOG_START))).filter(
-        F.col("incarnation") == "previous")
+    d = _beyond(ctx).filter(F.col("incarnation") == "previous")
     return rows(d, "CHECKPOINT_OF_PREVIOUS_INCARNATION", _values({
-        "key_extra": F.col("_checkpoint"),
-        "details": details(checkpoint=F.col("_checkpoint"), checkpoint_offset=F.col("checkpoint_offset"),
+        "key_extra": F.col("checkpoint"),
+        "details": details(checkpoint=F.col("checkpoint"), checkpoint_offset=F.col("checkpoint_offset"),
                            log_end_offset=F.col("log_end_offset"), reason=F.col("incarnation_reason"),
                            checkpoint_file=F.col("checkpoint_file")),
-        "evidence": _evidence(checkpoint=F.col("_checkpoint"), checkpoint_file=F.col("checkpoint_file"),
+        "evidence": _evidence(checkpoint=F.col("checkpoint"), checkpoint_file=F.col("checkpoint_file"),
                               checkpoint_offset=F.col("checkpoint_offset"),
                               checkpoint_written=iso(F.col("checkpoint_written")),
                               dir_first_written=iso(F.col("first_written")), reason=F.col("incarnation_reason")),
