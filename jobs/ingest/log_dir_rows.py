@@ -160,6 +160,8 @@ class _OpenDir:
     bytes: int = 0
     segment_count: int = 0
     newest_mtime_ms: Optional[int] = None
+    oldest_file_mtime_ms: Optional[int] = None
+    pm_mtime_ms: Optional[int] = None
     log_start_offset: Optional[int] = None
     newest_segment_offset: Optional[int] = None
     pm: Any = None
@@ -322,6 +324,9 @@ class LogDirDecoder:
             self._file_row(entry, "other", outcome)
             return
         current.bytes += entry.get("size") or 0
+        mtime = entry.get("mtime_ms")
+        if mtime is not None and (current.oldest_file_mtime_ms is None or mtime < current.oldest_file_mtime_ms):
+            current.oldest_file_mtime_ms = mtime
         pf = classify_partition_file(name)
         in_metadata_dir = parent == METADATA_DIR
         if pf.kind == "log":
@@ -341,6 +346,7 @@ class LogDirDecoder:
         else:
             kind = CHILD_FILE_KINDS.get(pf.kind, "other")
             if pf.kind == "partition_metadata" and pf.state is None:
+                current.pm_mtime_ms = mtime
                 data = self._content(entry, outcome)
                 if data is not None:
                     current.pm = partition_metadata(bytes(data), self._kafka_path(entry["path"]))
@@ -416,6 +422,8 @@ class LogDirDecoder:
             or (f"listing failed: {error.message}" if error else None),
             "bytes": current.bytes, "segment_count": current.segment_count,
             "newest_mtime": millis_to_datetime(current.newest_mtime_ms),
+            "first_written": millis_to_datetime(current.pm_mtime_ms if current.pm_mtime_ms is not None
+                                                else current.oldest_file_mtime_ms),
             "log_start_offset": current.log_start_offset, "newest_segment_offset": current.newest_segment_offset,
             "pm_status": pm_status, "pm_message": pm_message, "pm_version": pm_version, "topic_id": topic_id,
             **segment_end_columns(current.summaries, current.newest_segment_offset),

@@ -7,6 +7,11 @@ LEADER_EPOCH_AHEAD_OF_METADATA      a replica holds an epoch newer than the cont
 
 Only entries Kafka keeps on load (``kafka_keeps``) feed the last two, and only replica dirs of the live
 incarnation (the topic id the controller knows under that name): other dirs are stale-replica findings.
+
+What a follower will truncate against its current leader is :mod:`.checks_truncation` (Kafka's own
+endOffsetFor / getOffsetTruncationState). LEADER_EPOCH_DIVERGENCE is what that algorithm never repairs: Kafka
+compares where the largest common epoch *ends*, never where it starts, so two replicas that start one epoch at
+different offsets keep different records below the truncation point.
 """
 from __future__ import annotations
 

@@ -6,8 +6,12 @@ RECOVERY_POINT_BEYOND_LOG_END a recovery-point-offset-checkpoint entry above the
                               had flushed is no longer on disk (LogLoader clamps the recovery point silently);
 SEGMENT_SHORTER_THAN_INDEX    the newest segment's offset index points past the end of its .log file: data was
                               cut off after Kafka indexed it (LogSegment.readNextOffset then finds no batch);
-CHECKPOINT_WITHOUT_DIR        a checkpoint names a partition that has no dir in that log dir (info).
+CHECKPOINT_WITHOUT_DIR        a checkpoint names a partition that has no dir in that log dir (info);
+CHECKPOINT_OF_PREVIOUS_INCARNATION  an entry the first two would report, but written before the dir existed or
+                              fitting another dir of the same name (info): the checkpoints name topic and
+                              partition, not the topic id, and Kafka rewrites the entry at its next flush.
 
+Entries are judged per incarnation by :mod:`.checkpoint_entries`.
 The log end offset comes from the collector's segment summary (collector.summarize_segment); a dir whose
 newest segment was not read completely is never judged. The collector reads the checkpoint files before the
 replica dirs, so on a live broker a checkpoint is never newer than the segments it is compared with.
@@ -18,22 +22,16 @@ from pyspark.sql import Column, DataFrame
 
 from . import sql_functions as F
 from .check_rows import details, evidence, replica_dir_values, rows
+from .checkpoint_entries import LOADED_KINDS, LOG_START, RECOVERY_POINT, checkpoint_offsets
 from .context import CheckContext
-
-LOG_START = "log-start-offset-checkpoint"
-RECOVERY_POINT = "recovery-point-offset-checkpoint"
-LOADED_KINDS = ("partition", "future")  # dirs LogManager loads at start (-delete dirs skip recovery)
+from .frames import iso
 
 
-def _checkpointed(ctx: CheckContext, checkpoint: str) -> DataFrame:
-    """Replica dirs Kafka loads, each with its entry in ``checkpoint`` of its own log dir (inner join)."""
-    c = (ctx.bronze["bronze_offset_checkpoints"].filter(F.col("checkpoint") == checkpoint)
-         .select(F.col("log_dir").alias("_c_log_dir"), F.col("topic").alias("_c_topic"),
-                 F.col("partition").alias("_c_partition"), F.col("offset").alias("checkpoint_offset"),
-                 F.col("source_file").alias("checkpoint_file")))
-    r = ctx.replicas.filter(F.col("entry_kind").isin(*LOADED_KINDS))
-    return r.join(c, (r["log_dir"] == c["_c_log_dir"]) & (r["topic_from_name"] == c["_c_topic"])
-                  & (r["partition"] == c["_c_partition"]))
+def _beyond(ctx: CheckContext) -> DataFrame:
+    """Loaded replica dirs whose recovery-point or log-start entry is above their log end offset, judged per
+    incarnation (one plan for the three checks that read it)."""
+    return checkpoint_offsets(ctx, RECOVERY_POINT, LOG_START).withColumnRenamed("offset", "checkpoint_offset").filter(
+        F.col("log_end_offset").isNotNull() & (F.col("checkpoint_offset") > F.col("log_end_offset")))
 
 
 def _values(extra: dict) -> dict:
@@ -48,8 +46,7 @@ def _evidence(**more: Column) -> Column:
 
 
 def _beyond_log_end(ctx: CheckContext, checkpoint: str, check_id: str) -> DataFrame:
-    d = _checkpointed(ctx, checkpoint).filter(
-        F.col("log_end_offset").isNotNull() & (F.col("checkpoint_offset") > F.col("log_end_offset")))
+    d = _beyond(ctx).filter((F.col("checkpoint") == checkpoint) & (F.col("incarnation") == "this"))
     return rows(d, check_id, _values({
         "key_extra": F.lit(checkpoint),
         "details": details(checkpoint_offset=F.col("checkpoint_offset"), log_end_offset=F.col("log_end_offset"),
@@ -67,6 +64,21 @@ def log_start_beyond_log_end(ctx: CheckContext) -> DataFrame:
 
 def recovery_point_beyond_log_end(ctx: CheckContext) -> DataFrame:
     return _beyond_log_end(ctx, RECOVERY_POINT, "RECOVERY_POINT_BEYOND_LOG_END")
+
+
+def previous_incarnation(ctx: CheckContext) -> DataFrame:
+    """The entries the two checks above would report, were they evidence about the dir they name."""
+    d = _beyond(ctx).filter(F.col("incarnation") == "previous")
+    return rows(d, "CHECKPOINT_OF_PREVIOUS_INCARNATION", _values({
+        "key_extra": F.col("checkpoint"),
+        "details": details(checkpoint=F.col("checkpoint"), checkpoint_offset=F.col("checkpoint_offset"),
+                           log_end_offset=F.col("log_end_offset"), reason=F.col("incarnation_reason"),
+                           checkpoint_file=F.col("checkpoint_file")),
+        "evidence": _evidence(checkpoint=F.col("checkpoint"), checkpoint_file=F.col("checkpoint_file"),
+                              checkpoint_offset=F.col("checkpoint_offset"),
+                              checkpoint_written=iso(F.col("checkpoint_written")),
+                              dir_first_written=iso(F.col("first_written")), reason=F.col("incarnation_reason")),
+    }))
 
 
 def segment_shorter_than_index(ctx: CheckContext) -> DataFrame:
@@ -104,5 +116,5 @@ def checkpoint_without_dir(ctx: CheckContext) -> DataFrame:
 
 
 def all_checks(ctx: CheckContext):
-    return [log_start_beyond_log_end(ctx), recovery_point_beyond_log_end(ctx), segment_shorter_than_index(ctx),
-            checkpoint_without_dir(ctx)]
+    return [log_start_beyond_log_end(ctx), recovery_point_beyond_log_end(ctx), previous_incarnation(ctx),
+            segment_shorter_than_index(ctx), checkpoint_without_dir(ctx)]

@@ -32,6 +32,7 @@ from . import (
     checks_replicas,
     checks_restart_hazards,
     checks_transactions,
+    checks_truncation,
 )
 from . import sql_functions as F
 from .catalogue import Catalogue
@@ -52,7 +53,7 @@ from .silver_build import (
 # The modules are independent of each other: ``actions_at_once`` of them are built and run at a time.
 CHECK_MODULES = (checks_replicas, checks_log_dirs, checks_deletes, checks_producer_ids, checks_metadata,
                  checks_restart_hazards, checks_transactions, checks_meta_properties, checks_reassignments,
-                 checks_leader_epochs)
+                 checks_leader_epochs, checks_truncation)
 
 
 @dataclass

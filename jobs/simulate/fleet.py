@@ -92,6 +92,9 @@ class LogDir:
     meta_written_ms: int = 0
     dead: bool = False  # the disk failed: Kafka cannot read it, its entries stay frozen; a 0-byte file in the capture
     extra_checkpoint_entries: List[Tuple[str, str, int, int]] = field(default_factory=list)  # (file, topic, p, offset)
+    # when LogManager last wrote the offset checkpoints (None: the broker's last write); a broker captured within
+    # log.flush.offset.checkpoint.interval.ms of its start still has the files of its previous run
+    checkpoints_written_ms: Optional[int] = None
 
 
 @dataclass

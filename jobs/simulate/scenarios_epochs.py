@@ -9,7 +9,7 @@ from typing import List, Tuple
 
 from . import codec
 from .clock import MINUTE
-from .epoch_history import EpochHistories
+from .epoch_history import EpochHistories, replica_offsets
 from .image import uid
 from .scenarios import everyday_topics, scenario
 from .simulation import Layout, Simulation, days, hours
@@ -75,6 +75,47 @@ def leader_epoch_divergence(sim: Simulation) -> None:
     sim.note(f"Brokers 1 and 2 start ledger-0's epoch {epoch} at offset {start}, broker 3 ({log_dir}/{name}) at "
              f"{diverged[-1][1]}: the records between those offsets differ between the replicas, as after an unclean "
              "election whose follower truncation never happened. One finding for the partition.")
+
+
+@scenario("unclean-election-truncation",
+          "ledger-0's leader was elected without the epoch its old leader wrote last (an unclean election): the "
+          "old leader, down, will truncate acknowledged records when it returns as a follower", Layout(brokers=4))
+def unclean_election_truncation(sim: Simulation) -> None:
+    sim.start_kraft_cluster()
+    everyday_topics(sim, producers=False)
+    sim.advance_to_before_capture(days(3))  # young: retention has not moved ledger-0's log start
+    sim.create_topic("ledger", 1, 2, replicas=[[1, 2]])
+    sim.advance(hours(12))
+    sim.stop_broker(1)  # epoch 1: broker 2 leads
+    sim.advance(hours(2))
+    sim.start_broker(1)  # epoch 2: the preferred leader, broker 1, leads again
+    sim.advance(hours(4))
+    sim.stop_broker(1)  # epoch 3: broker 2 leads, elected without epoch 2's records
+    sim.advance(hours(6))
+    part = sim.live_topic("ledger").partitions[0]
+    if (part.leader, part.leader_epoch) != (2, 3):
+        raise RuntimeError(f"ledger-0: leader {part.leader} at epoch {part.leader_epoch}")  # pragma: no cover
+    follower_dir, follower = sim.replica_on(1, "ledger", 0)
+    _, leader = sim.replica_on(2, "ledger", 0)
+    _, follower_start, follower_leo = replica_offsets(follower, sim.capture_ms)
+    _, leader_start, leader_leo = replica_offsets(leader, sim.capture_ms)
+    b = min(follower_leo, leader_leo) // 2  # where broker 2's epoch 3 starts: its log end when it was elected
+    a = b // 2
+    if a <= max(follower_start, leader_start):
+        raise RuntimeError(f"ledger-0 is too short for the scenario: {follower_leo}, {leader_leo}")  # pragma: no cover
+    follower.epoch_content = codec.leader_epoch_checkpoint([(0, 0), (1, a), (2, b)])
+    leader.epoch_content = codec.leader_epoch_checkpoint([(0, 0), (1, a), (3, b)])
+    # Kafka's truth (apache/kafka@1eb7644): broker 1 fetches with lastFetchedEpoch 2 from its log end
+    # (ReplicaManager.initialFetchOffset); broker 2's LeaderEpochFileCache.endOffsetFor(2) has no epoch 2: the
+    # largest epoch below it is 1 and the next one (3) starts at b, so it answers (1, b); 1 < 2 is a diverging
+    # epoch (Partition.readRecords). AbstractFetcherThread.getOffsetTruncationState: broker 1's own endOffsetFor(1)
+    # is (1, b), the same epoch, so it truncates to min(b, b, its log end) = b (UnifiedLog.truncateTo). Its
+    # replication-offset-checkpoint holds its log end as high watermark: every cut record was acknowledged.
+    sim.expect("REPLICA_TRUNCATION_ACKNOWLEDGED", broker_id=1, log_dir=follower_dir.name, dir_name=follower.name,
+               topic_name="ledger", topic_id=uid(sim.topic_id("ledger")), partition=0)
+    sim.note(f"Broker 1 (down) led ledger-0's epoch 2 from offset {b} to {follower_leo}; broker 2 was elected for "
+             f"epoch 3 at offset {b} without those records. When broker 1 returns it truncates to {b}: "
+             f"{follower_leo - b} acknowledged records of epoch 2 exist only on broker 1's disk until then.")
 
 
 def _unreadable_variants() -> List[Tuple[str, bytes]]:

@@ -292,13 +292,14 @@ class CaptureWriter:
                     for t, p, leo, start in entries]
         recovery += [(t, p, o) for (t, p), o in sorted(extra.get(RECOVERY_POINT, {}).items())
                      if (t, p) not in {(e[0], e[1]) for e in entries}]
-        self.tree.write(fd, "recovery-point-offset-checkpoint", codec.offset_checkpoint(recovery), written)
+        flushed = log_dir.checkpoints_written_ms if log_dir.checkpoints_written_ms is not None else written
+        self.tree.write(fd, "recovery-point-offset-checkpoint", codec.offset_checkpoint(recovery), flushed)
         self.tree.write(fd, "replication-offset-checkpoint",
-                        codec.offset_checkpoint([(t, p, leo) for t, p, leo, _ in entries]), written)
+                        codec.offset_checkpoint([(t, p, leo) for t, p, leo, _ in entries]), flushed)
         # Only logs whose start offset passed their first segment's base are listed; our segments start at the
         # log start offset, and __cluster_metadata is not a LogManager log, so the file is empty ("0\n0\n").
         self.tree.write(fd, "log-start-offset-checkpoint", codec.offset_checkpoint(
-            [(t, p, o) for (t, p), o in sorted(extra.get(LOG_START, {}).items())]), written)
+            [(t, p, o) for (t, p), o in sorted(extra.get(LOG_START, {}).items())]), flushed)
         if broker.mode in ("zk", "migration"):
             self.tree.write(fd, "cleaner-offset-checkpoint", b"", log_dir.created_ms)
         if broker.mode in ("kraft",):

@@ -77,6 +77,8 @@ DIR_ENTRIES = TableSpec(
         ("bytes", "long", "sum of file sizes inside the entry (apparent)"),
         ("segment_count", "int", "number of .log segments"),
         ("newest_mtime", "timestamp", "newest mtime inside the entry"),
+        ("first_written", "timestamp", "when the dir existed by: partition.metadata's mtime (Kafka writes it once, "
+         "when it creates the log), else the oldest file mtime inside the entry"),
         ("log_start_offset", "long", "base offset of the oldest segment"),
         ("newest_segment_offset", "long", "base offset of the newest segment"),
         ("pm_status", "string", "ok, missing, log_dir_offline, broker_start_fails, not_applicable"),

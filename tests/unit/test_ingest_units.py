@@ -105,3 +105,42 @@ def test_typed_columns_of_real_records(devsample_dir: Path):
     assert rows["FEATURE_LEVEL_RECORD"]["feature_name"] == "metadata.version"
     assert typed_columns("BROKER_REGISTRATION_CHANGE_RECORD", {"brokerId": 1, "brokerEpoch": 5})["fenced"] == 0
     assert typed_columns("PARTITION_CHANGE_RECORD", {"partitionId": 0, "topicId": "x"})["leader"] is None
+
+
+def test_a_replica_dir_is_first_written_when_kafka_wrote_its_partition_metadata():
+    """bronze_dir_entries.first_written: partition.metadata's mtime (PartitionMetadataFile is written once, when
+    the log is created), else the oldest file inside the dir; the dir's own (rename) time and newer files do not
+    count. Checkpoint entries are judged against it (jobs/reconcile/checkpoint_entries.py)."""
+    from datetime import datetime, timezone
+
+    from collector.pack_format import KIND_DIR, KIND_FILE
+    from jobs.ingest.log_dir_rows import DecodeOptions, LogDirDecoder
+    from tests.settings_from import settings_from
+
+    class Sink:
+        def __init__(self):
+            self.rows = []
+
+        def add(self, table, row):
+            self.rows.append((table, row))
+
+        def seen_time(self, moment):
+            pass
+
+    pm = b"version: 0\ntopic_id: 2xJTa4V9RzKLfD2YJtCugA\n"
+    sink = Sink()
+    decoder = LogDirDecoder(sink, DecodeOptions.from_settings(settings_from().ingest), "broker-1/kafka-logs")
+    for entry in [
+        {"path": "orders-0/00000000000000000000.log", "kind": KIND_FILE, "size": 0, "mtime_ms": 5_000},
+        {"path": "orders-0/partition.metadata", "kind": KIND_FILE, "size": len(pm), "mtime_ms": 7_000, "content": pm},
+        {"path": "orders-0", "kind": KIND_DIR, "mtime_ms": 9_000},
+        {"path": "clicks-0/00000000000000000000.log", "kind": KIND_FILE, "size": 0, "mtime_ms": 4_000},
+        {"path": "clicks-0/leader-epoch-checkpoint", "kind": KIND_FILE, "size": 0, "mtime_ms": 3_000,
+         "content": b""},
+        {"path": "clicks-0", "kind": KIND_DIR, "mtime_ms": 8_000},
+    ]:
+        decoder.feed(entry)
+    dirs = {r["entry_name"]: r for t, r in sink.rows if t == "bronze_dir_entries"}
+    ms = datetime.fromtimestamp
+    assert dirs["orders-0"]["first_written"] == ms(7, tz=timezone.utc)  # partition.metadata, not the older .log
+    assert dirs["clicks-0"]["first_written"] == ms(3, tz=timezone.utc)  # no partition.metadata: the oldest file

@@ -132,11 +132,46 @@ def _check_epoch_finding_against_bytes(root: str, finding: dict) -> None:
         assert error is None and others and max(e for e, _ in entries) > max(others), files
 
 
+def _checkpoint_text(path: str) -> dict:
+    """(topic, partition) -> offset of an offset checkpoint, read as plain text (version, count, entry lines)."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    assert lines[0] == "0" and len(lines) == 2 + int(lines[1]), path
+    return {(t, int(p)): int(o) for t, p, o in (line.split() for line in lines[2:])}
+
+
+def _check_checkpoint_finding_against_bytes(root: str, finding: dict) -> None:
+    """A truncation: the follower's latest epoch is missing from a replica with a newer one (its leader's history
+    skipped it), and its log dir records a high watermark for it. A previous incarnation's entry: the file is
+    older than the dir's partition.metadata, and a -stray dir of the same name is beside it."""
+    path = _find_dir(root, finding["broker_id"], finding["log_dir"], finding["dir_name"])
+    log_dir = os.path.dirname(path)
+    name = f"{finding['topic_name']}-{finding['partition']}"
+    key = (finding["topic_name"], finding["partition"])
+    if finding["check_id"] == "REPLICA_TRUNCATION_ACKNOWLEDGED":
+        own = _epoch_entries(os.path.join(path, "leader-epoch-checkpoint"))[0]
+        others = [_epoch_entries(os.path.join(root, b, d, name, "leader-epoch-checkpoint"))[0]
+                  for b in os.listdir(root) if b.startswith("broker-") for d in os.listdir(os.path.join(root, b))
+                  if os.path.isfile(os.path.join(root, b, d, name, "leader-epoch-checkpoint")) and
+                  os.path.join(root, b, d, name) != path]
+        latest = own[-1][0]
+        assert any(o[-1][0] > latest and latest not in {e for e, _ in o} for o in others), (own, others)
+        assert key in _checkpoint_text(os.path.join(log_dir, "replication-offset-checkpoint"))
+        return
+    checkpoint = os.path.join(log_dir, "recovery-point-offset-checkpoint")
+    assert key in _checkpoint_text(checkpoint)
+    assert os.stat(checkpoint).st_mtime_ns < os.stat(os.path.join(path, "partition.metadata")).st_mtime_ns
+    assert any(d.startswith(name + ".") and d.endswith("-stray") for d in os.listdir(log_dir))
+
+
 def _check_expected_against_bytes(root: str, finding: dict) -> None:
     """What each expected finding claims must be visible in the capture's bytes."""
     check = finding["check_id"]
     if check.startswith("LEADER_EPOCH_"):
         _check_epoch_finding_against_bytes(root, finding)
+        return
+    if check in ("REPLICA_TRUNCATION_ACKNOWLEDGED", "CHECKPOINT_OF_PREVIOUS_INCARNATION"):
+        _check_checkpoint_finding_against_bytes(root, finding)
         return
     doc = capture_doc(root)
     with_log = doc["mode"] != "zk" and doc.get("metadata_log_captured", True)
