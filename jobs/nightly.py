@@ -8,14 +8,16 @@ Run it as::
 Exit codes (README "Exit codes"; owned by ``jobs/report/summary.py``; Spark's reserved 50-52, 124 and 127
 are never used): ``0`` no open finding at or above ``--fail-on``; ``10`` at least one; ``3`` the capture is
 incomplete (no input, no log dir, no controller view, registered brokers missing, shrunk; see
-``jobs/run_outcome.py``); ``1`` the job failed; ``2`` bad command line or configuration. Every outcome but
-``--help`` leaves ``summary.json`` in ``--out``.
+``jobs/run_outcome.py``); ``1`` the job failed; ``2`` bad command line or configuration; ``130`` / ``143`` cancelled by SIGINT /
+SIGTERM. Every outcome but ``--help`` (and an ``--out`` that cannot be written) leaves ``summary.json`` there.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 import uuid
 from datetime import datetime, timezone
@@ -30,6 +32,8 @@ from jobs.report.summary import (  # noqa: E402
     EXIT_FINDINGS,
     EXIT_INCOMPLETE,
     EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
     EXIT_USAGE,
     FAIL_ON,
     exit_code_for,
@@ -37,11 +41,13 @@ from jobs.report.summary import (  # noqa: E402
 from jobs.run_outcome import (  # noqa: E402
     IncompleteCapture,
     UsageError,
+    cancelled_signal,
     check_capture_roots,
     check_out_dir,
     gaps_before_spark,
     outcome_summary,
     parse_capture_time,
+    raise_cancelled,
     write_outcome_summary,
 )
 from jobs.settings import Settings  # noqa: E402
@@ -88,28 +94,48 @@ def main(argv: Optional[List[str]] = None) -> int:
     run_id = args.run_id or new_run_id()
     started_at = datetime.now(timezone.utc)
     timer = StageTimer()
-    fail_on: Optional[str] = args.fail_on
-    allow_partial = bool(args.allow_partial)
+    decided = {"fail_on": args.fail_on, "allow_partial": bool(args.allow_partial)}  # settings may change both
 
     def finish(status: str, code: int, message: str, stage: Optional[str] = None, gaps=(), kind: str = "",
                files=None) -> int:
         """The run ended before the report stage: one line, and a summary.json saying so."""
-        error = {"kind": kind, "message": message} if status in ("error", "usage") else None
-        doc = outcome_summary(run_id, "error" if status == "usage" else status, code, fail_on, stage=stage,
-                              error=error, stages=timer.seconds, gaps=gaps, allow_partial=allow_partial,
-                              started_at=started_at, files=files)
+        error = {"kind": kind, "message": message} if status in ("error", "usage", "cancelled") else None
+        doc = outcome_summary(run_id, "error" if status == "usage" else status, code, decided["fail_on"],
+                              stage=stage, error=error, stages=timer.seconds, gaps=gaps,
+                              allow_partial=decided["allow_partial"], started_at=started_at, files=files)
         written = write_outcome_summary(args.out, doc)
         log.error("status=%s exit_code=%d %s%s", doc["status"], code, message,
                   f" summary={written}" if written else "")
         return code
 
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous_sigterm = signal.signal(signal.SIGTERM, raise_cancelled) if in_main_thread else None
+    try:
+        return _run(args, log, timer, finish, decided, run_id)
+    except KeyboardInterrupt as exc:  # SIGINT (PySpark cancels its jobs first) or SIGTERM: one line, no traceback
+        if in_main_thread:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the summary short
+        if args.debug:
+            log.error("%s", traceback.format_exc())
+        signum = cancelled_signal(exc)
+        stage = timer.current or timer.position
+        return finish("cancelled", EXIT_SIGTERM if signum == signal.SIGTERM else EXIT_SIGINT,
+                      f"cancelled by {signal.Signals(signum).name} during {stage}", stage=stage, kind="cancelled")
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous_sigterm)
+
+
+def _run(args: argparse.Namespace, log, timer: StageTimer, finish, decided: dict, run_id: str) -> int:
+    """The run once its command line parsed: the checks before Spark, then the pipeline; ``finish`` ends it
+    early with a summary.json. ``decided`` receives ``fail_on`` / ``allow_partial`` once the settings say."""
     try:  # everything a user can get wrong, checked before Spark starts
         captures = [c.strip() for item in args.capture for c in item.split(",") if c.strip()]
         check_out_dir(args.out)
         capture_time = parse_capture_time(args.capture_time)
         settings = Settings.load(args.conf, args.set)  # the run's one typed configuration, checked here
-        fail_on = fail_on or settings.run.fail_on
-        allow_partial = bool(args.allow_partial or settings.run.allow_partial)
+        decided["fail_on"] = fail_on = decided["fail_on"] or settings.run.fail_on
+        decided["allow_partial"] = allow_partial = bool(args.allow_partial or settings.run.allow_partial)
         check_capture_roots(captures)
         from jobs.ingest.discover import discover
 

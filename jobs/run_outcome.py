@@ -9,12 +9,17 @@
   findings and ``summary.json`` still lists the gaps.
 * Every run leaves a ``summary.json``: the report stage writes the full one; when the run stops or fails
   before that, :func:`write_outcome_summary` writes the same fields it knows (status, failed stage, error).
+  ``--out`` is checked writable before Spark starts (:func:`check_out_dir`), so no run merges findings into
+  gold and then finds it cannot report them. A run stopped by SIGINT or SIGTERM is ``cancelled`` (exit 130 or
+  143) with the stage it was in (:class:`Cancelled`).
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import signal
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
@@ -39,6 +44,34 @@ class IncompleteCapture(Exception):
     def __init__(self, gaps: List[Dict[str, Any]]) -> None:
         super().__init__("; ".join(g["message"] for g in gaps))
         self.gaps = gaps
+
+
+class Cancelled(KeyboardInterrupt):
+    """The run was stopped by a signal (SIGTERM; SIGINT arrives as KeyboardInterrupt, PySpark raises it after
+    cancelling the Spark jobs). A KeyboardInterrupt so that no ``except Exception`` on the way swallows it."""
+
+    stage_status = "cancelled"
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def raise_cancelled(signum: int, _frame: Any) -> None:
+    """Signal handler (SIGTERM): cancel the running Spark jobs, as PySpark's own SIGINT handler does, then stop
+    the main thread with :class:`Cancelled`."""
+    sc = getattr(sys.modules.get("pyspark"), "SparkContext", None)
+    try:
+        if sc is not None and sc._active_spark_context is not None:
+            sc._active_spark_context.cancelAllJobs()
+    except Exception:  # the JVM may already be gone: the run is stopping either way
+        pass
+    raise Cancelled(signum)
+
+
+def cancelled_signal(exc: KeyboardInterrupt) -> int:
+    """The signal that stopped the run: a :class:`Cancelled`'s, else SIGINT (Ctrl-C)."""
+    return int(getattr(exc, "signum", signal.SIGINT))
 
 
 def gap(reason: str, message: str, **details: Any) -> Dict[str, Any]:
@@ -70,9 +103,31 @@ def parse_capture_time(text: Optional[str]) -> Optional[datetime]:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
+VIRTUAL_FILESYSTEMS = ("/proc", "/sys", "/dev")  # kernel views: a report written there is lost or an error
+
+
 def check_out_dir(out: str) -> None:
-    if os.path.exists(out) and not os.path.isdir(out):
+    """``--out`` must be a folder this run can write, checked before Spark starts: a run that finds out only at
+    the report stage has already merged its findings into gold and leaves no summary.json. The folder is
+    created here (summary.json goes into it on every outcome) and a probe file written and removed."""
+    path = Path(os.path.abspath(os.path.expanduser(out)))
+    real = Path(os.path.realpath(path))
+    for root in VIRTUAL_FILESYSTEMS:
+        if real == Path(root) or Path(root) in real.parents:
+            raise UsageError(f"--out {out}: {root} is a kernel filesystem, not a place for reports; choose a "
+                             f"real folder")
+    if path.exists() and not path.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create it ({exc.strerror or exc})") from None
+    probe = path / f".kafka-recon-write-probe-{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
 
 
 def gaps_before_spark(kinds: Iterable[str]) -> List[Dict[str, Any]]:

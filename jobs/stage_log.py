@@ -73,8 +73,9 @@ class StageTimer:
         except BaseException as exc:
             self.seconds[name] = round(time.monotonic() - start, 3)
             self.current = None
-            # an exception may say how the stage ended (an insufficient capture stops it: status=stopped)
-            status = getattr(exc, "stage_status", "failed")
+            # an exception may say how the stage ended (an insufficient capture stops it: status=stopped; a
+            # signal cancels it)
+            status = getattr(exc, "stage_status", "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed")
             if status == "failed":
                 self.failed_stage = self.failed_stage or name
             log = self.log.error if status == "failed" else self.log.info

@@ -1,0 +1,89 @@
+"""Every exit leaves summary.json and says what happened in one line (issue #65): ``--out`` is checked before
+Spark starts (so nothing is merged into gold for a run that cannot report), SIGINT / SIGTERM end the run
+``cancelled`` with the stage it was in (exit 130 / 143, as shells report 128 + the signal), and an undecodable
+``--conf`` is a usage error."""
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jobs import nightly
+from jobs.report.summary import EXIT_SIGINT, EXIT_SIGTERM
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cli(args, cwd, timeout=120):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "jobs.cli", "nightly", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env=env)
+
+
+@pytest.mark.parametrize("out, says", [
+    ("/proc/kafka-recon-x", "/proc is a kernel filesystem"),
+    ("{file}/sub", "cannot create it"),
+    ("{file}", "exists and is not a directory"),
+])
+def test_an_out_that_cannot_hold_reports_stops_before_spark_and_before_any_table_write(tmp_path, out, says,
+                                                                                        devsample_dir):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    out = out.format(file=a_file)
+    proc = _cli(["--capture", str(devsample_dir), "--out", out], cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and "--out" in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr and "SparkContext" not in proc.stderr
+    assert not (tmp_path / "kafka-recon-tables").exists()  # the default table root (cwd-relative): untouched
+    assert a_file.read_text() == "x"
+
+
+def test_a_conf_file_that_is_not_utf8_is_a_one_line_usage_error(tmp_path):
+    (tmp_path / "capture").mkdir()
+    conf = tmp_path / "conf.yaml"
+    data = b"run:\n  fail_on: \xff\xfewarning\n"  # Latin-1 / UTF-16 bytes, not UTF-8
+    conf.write_bytes(data)
+    out = tmp_path / "out"
+    proc = _cli(["--capture", str(tmp_path / "capture"), "--out", str(out), "--conf", str(conf)], cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--conf" in lines[0] and "not UTF-8" in lines[0] and f"0xff at offset {data.index(0xff)}" in lines[0]
+    assert "Traceback" not in proc.stderr and "UnicodeDecodeError" not in proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "error" and summary["error"]["kind"] == "usage" and summary["exit_code"] == 2
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, EXIT_SIGINT), (signal.SIGTERM, EXIT_SIGTERM)])
+def test_a_signal_mid_stage_ends_cancelled_with_the_stage_in_one_line(monkeypatch, tmp_path, capsys,
+                                                                      devsample_dir, signum, code):
+    """The signal arrives inside a stage, as from a shell's Ctrl-C or a scheduler's stop; the pipeline is
+    replaced so that no Spark starts (the real one: tests/integration/test_run_cancelled.py)."""
+    from jobs import pipeline
+
+    def signalled(settings, timer, **kwargs):
+        with timer.stage("ingest"):
+            pass
+        with timer.stage("reconcile"):
+            os.kill(os.getpid(), signum)
+            raise AssertionError("the signal did not stop the run")
+
+    monkeypatch.setattr(pipeline, "run_pipeline", signalled)
+    out = tmp_path / "out"
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    try:
+        assert nightly.main(["--capture", str(devsample_dir), "--out", str(out), "--quiet"]) == code
+    finally:
+        signal.signal(signal.SIGINT, before[1])
+    assert signal.getsignal(signal.SIGTERM) == before[0]  # the job's SIGTERM handler is its own business
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    last = [line for line in err.splitlines() if "status=cancelled exit_code=" in line]
+    assert len(last) == 1 and f"cancelled by {signal.Signals(signum).name} during reconcile" in last[0]
+    assert "stage=reconcile status=cancelled" in err  # the stage's own line says cancelled, not failed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "cancelled" and summary["exit_code"] == code and summary["stage"] == "reconcile"
+    assert summary["error"]["kind"] == "cancelled" and summary["stages"]["ingest"] >= 0
