@@ -153,6 +153,29 @@ def gaps_after_ingest(rows_emitted: Mapping[str, int], has_metadata_log: bool) -
     return out
 
 
+def gaps_from_damaged_inputs(damaged: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """One ``damaged_input`` gap per input the ingest could not read whole (``jobs/ingest/input_damage.py``:
+    a pack cut short or corrupt, a file named like a pack that is none, an unreadable file): which file, which
+    node, what could not be read, and how much was read. Decided after ingest; the report is still written
+    and the run ends ``incomplete`` unless ``--allow-partial``."""
+    out = []
+    for item in damaged:
+        node = item.get("node")
+        where = f"node {node}" if node is not None else "node unknown"
+        read = item.get("rows_read")
+        size = item.get("bytes")
+        amount = (f"{read if read is not None else '?'} rows read from its "
+                  f"{size if size is not None else '?'} bytes")
+        undecided = (f"findings that rest on something absent from node {node} are undecided"
+                     if node is not None else "it adds nothing to any node's findings")
+        out.append(gap("damaged_input", f"{item.get('file')} ({where}) could not be read whole: "
+                                        f"{item.get('error') or item.get('error_kind')}; {amount}: {undecided}; "
+                                        "collect it again",
+                       file=item.get("file"), node=node, file_kind=item.get("file_kind"),
+                       error_kind=item.get("error_kind"), error=item.get("error"), rows_read=read, bytes=size))
+    return out
+
+
 def gaps_after_reconcile(missing_brokers: Sequence[int], files_seen: Optional[int],
                          previous_files_seen: Optional[int], min_ratio: float) -> List[Dict[str, Any]]:
     """Registered brokers the capture lacks, and a capture that shrank against the cluster's previous one."""
