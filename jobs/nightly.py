@@ -43,8 +43,10 @@ from jobs.run_outcome import (  # noqa: E402
     UsageError,
     cancelled_signal,
     check_capture_roots,
+    check_capture_time_not_future,
     check_out_dir,
     gaps_before_spark,
+    gaps_nothing_recognised,
     outcome_summary,
     parse_capture_time,
     raise_cancelled,
@@ -74,6 +76,8 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--fail-on", choices=FAIL_ON, help="lowest severity that makes the exit code 10")
     p.add_argument("--allow-partial", action="store_true", default=None,
                    help="accept a capture with gaps (listed in summary.json) instead of exit 3")
+    p.add_argument("--allow-future-capture-time", action="store_true",
+                   help="accept a --capture-time ahead of this machine's clock (default: a usage error)")
     p.add_argument("--run-id", help="explicit run id (default: a new one)")
     p.add_argument("--skip-quality", action="store_true", help="do not run Great Expectations")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -136,6 +140,8 @@ def _run(args: argparse.Namespace, log, timer: StageTimer, finish, decided: dict
         settings = Settings.load(args.conf, args.set)  # the run's one typed configuration, checked here
         decided["fail_on"] = fail_on = decided["fail_on"] or settings.run.fail_on
         decided["allow_partial"] = allow_partial = bool(args.allow_partial or settings.run.allow_partial)
+        check_capture_time_not_future(capture_time, settings.run.future_capture_time_slack_seconds,
+                                      args.allow_future_capture_time)
         check_capture_roots(captures)
         from jobs.ingest.discover import discover
 
@@ -149,7 +155,9 @@ def _run(args: argparse.Namespace, log, timer: StageTimer, finish, decided: dict
         if args.debug:
             log.error("%s", traceback.format_exc())
         return finish("error", EXIT_ERROR, f"{type(exc).__name__}: {exc}", stage="discover", kind=type(exc).__name__)
-    gaps = gaps_before_spark(u.kind for u in units)
+    from jobs.ingest.discover import unrecognised_capture
+
+    gaps = gaps_before_spark(u.kind for u in units) or gaps_nothing_recognised(unrecognised_capture(units))
     if gaps:
         return finish("incomplete", EXIT_INCOMPLETE, gaps[0]["message"], stage="discover", gaps=gaps,
                       files={"seen": len(units), "ok": 0, "quarantined": None})

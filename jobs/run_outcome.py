@@ -106,6 +106,20 @@ def parse_capture_time(text: Optional[str]) -> Optional[datetime]:
 VIRTUAL_FILESYSTEMS = ("/proc", "/sys", "/dev")  # kernel views: a report written there is lost or an error
 
 
+def check_capture_time_not_future(value: Optional[datetime], slack_seconds: float, allowed: bool,
+                                  now: Optional[datetime] = None) -> None:
+    """A ``--capture-time`` more than ``slack_seconds`` ahead of this machine's clock is a typo (2030 for
+    2026) or a wrong zone: every age-based check would measure to it. UsageError unless ``allowed``."""
+    if value is None or allowed:
+        return
+    now = now or datetime.now(timezone.utc)
+    ahead = (value - now).total_seconds()
+    if ahead > slack_seconds:
+        raise UsageError(f"--capture-time {value.isoformat()}: {ahead / 3600:.1f} h ahead of this machine's clock "
+                         f"({now.replace(microsecond=0).isoformat()}); pass --allow-future-capture-time if it is "
+                         f"meant")
+
+
 def check_out_dir(out: str) -> None:
     """``--out`` must be a folder this run can write, checked before Spark starts: a run that finds out only at
     the report stage has already merged its findings into gold and leaves no summary.json. The folder is
@@ -138,6 +152,18 @@ def gaps_before_spark(kinds: Iterable[str]) -> List[Dict[str, Any]]:
         return [gap("no_input_files", f"the capture holds no file to read{detail}: check the collector's output "
                                       "path, permissions and mounts")]
     return []
+
+
+def gaps_nothing_recognised(found: Optional[Sequence[str]]) -> List[Dict[str, Any]]:
+    """A capture whose every entry is something kafka-recon does not read (a text file given as the capture, a
+    folder of unrelated files: :func:`jobs.ingest.discover.unrecognised_capture`): ``no_input_files`` before
+    Spark, naming what was found."""
+    if found is None:
+        return []
+    shown = ", ".join(found[:20]) + (f" and {len(found) - 20} more" if len(found) > 20 else "")
+    return [gap("no_input_files", f"the capture holds nothing kafka-recon reads (no log dir with meta.properties, "
+                                  f"no collector pack, no metadata log, dump-log text or ZooKeeper dump); found: "
+                                  f"{shown or 'nothing'}", found=list(found))]
 
 
 def gaps_after_ingest(rows_emitted: Mapping[str, int], has_metadata_log: bool) -> List[Dict[str, Any]]:

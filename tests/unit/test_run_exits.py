@@ -87,3 +87,63 @@ def test_a_signal_mid_stage_ends_cancelled_with_the_stage_in_one_line(monkeypatc
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "cancelled" and summary["exit_code"] == code and summary["stage"] == "reconcile"
     assert summary["error"]["kind"] == "cancelled" and summary["stages"]["ingest"] >= 0
+
+
+@pytest.mark.parametrize("layout", ["a text file", "a folder of junk"])
+def test_a_capture_of_nothing_recognisable_stops_before_spark_listing_what_it_found(tmp_path, layout):
+    if layout == "a text file":
+        capture = tmp_path / "notes.txt"
+        capture.write_text("nothing to see\n")
+        names = ["notes.txt"]
+    else:
+        capture = tmp_path / "junk"
+        (capture / "sub").mkdir(parents=True)
+        (capture / "README").write_text("hello\n")
+        (capture / "sub" / "photo.jpg").write_bytes(b"\xff\xd8\xff\xe0 not kafka")
+        names = ["README", "sub/photo.jpg"]
+    out = tmp_path / "out"
+    proc = _cli(["--capture", str(capture), "--out", str(out)], cwd=tmp_path)
+    assert proc.returncode == 3, proc.stderr
+    assert "SparkContext" not in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    summary = json.loads((out / "summary.json").read_text())
+    (gap,) = summary["inputs"]["gaps"]
+    assert gap["reason"] == "no_input_files" and summary["stage"] == "discover"
+    assert all(any(found.startswith(name) for found in gap["found"]) for name in names), gap
+    assert all(name in gap["message"] for name in names)
+
+
+def test_a_capture_time_in_the_future_is_a_usage_error_unless_allowed(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from jobs.run_outcome import UsageError, check_capture_time_not_future
+
+    now = datetime(2026, 11, 22, 3, 0, tzinfo=timezone.utc)
+    check_capture_time_not_future(now + timedelta(minutes=4), 300, False, now=now)  # clock skew: fine
+    check_capture_time_not_future(now - timedelta(days=400), 300, False, now=now)  # the past: fine
+    with pytest.raises(UsageError, match="ahead of this machine's clock"):
+        check_capture_time_not_future(now + timedelta(minutes=6), 300, False, now=now)
+    check_capture_time_not_future(now + timedelta(days=3 * 365), 300, True, now=now)
+    (tmp_path / "capture").mkdir()
+    proc = _cli(["--capture", str(tmp_path / "capture"), "--out", str(tmp_path / "out"),
+                 "--capture-time", "2030-11-22T03:00:00Z"], cwd=tmp_path)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert "--capture-time" in line and "--allow-future-capture-time" in line
+    allowed = _cli(["--capture", str(tmp_path / "capture"), "--out", str(tmp_path / "out2"),
+                    "--capture-time", "2030-11-22T03:00:00Z", "--allow-future-capture-time"], cwd=tmp_path)
+    assert allowed.returncode == 3  # accepted; the empty capture then ends incomplete as always
+
+
+def test_collect_on_a_folder_that_is_not_a_log_dir_is_a_one_line_usage_error(tmp_path):
+    folder = tmp_path / "not-a-log-dir"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("x")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "jobs.cli", "collect", "--log-dir", str(folder), "--out",
+                           str(tmp_path / "p.jsonl.gz")], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env=env)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert "not a Kafka log dir" in line and "meta.properties" in line and "notes.txt" in line
+    assert not (tmp_path / "p.jsonl.gz").exists()
