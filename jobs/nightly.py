@@ -53,7 +53,7 @@ from jobs.run_outcome import (  # noqa: E402
     write_outcome_summary,
 )
 from jobs.settings import Settings  # noqa: E402
-from jobs.stage_log import ProgressReporter, StageTimer, get_logger  # noqa: E402
+from jobs.stage_log import NOTICE, ProgressReporter, StageTimer, get_logger, quiet_output  # noqa: E402
 
 __all__ = ["main", "exit_code_for", "EXIT_OK", "EXIT_FINDINGS", "EXIT_ERROR", "EXIT_USAGE", "EXIT_INCOMPLETE"]
 
@@ -80,9 +80,13 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
                    help="accept a --capture-time ahead of this machine's clock (default: a usage error)")
     p.add_argument("--run-id", help="explicit run id (default: a new one)")
     p.add_argument("--skip-quality", action="store_true", help="do not run Great Expectations")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only the final lines and errors; the rest (and Spark's output) in --out/kafka-recon.log")
     p.add_argument("--debug", action="store_true", help="print the traceback of a failure")
     return p.parse_args(argv)
+
+
+QUIET_LOG = "kafka-recon.log"  # --quiet: every log line and the JVM's output, in --out
 
 
 def new_run_id() -> str:
@@ -133,9 +137,20 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _run(args: argparse.Namespace, log, timer: StageTimer, finish, decided: dict, run_id: str) -> int:
     """The run once its command line parsed: the checks before Spark, then the pipeline; ``finish`` ends it
     early with a summary.json. ``decided`` receives ``fail_on`` / ``allow_partial`` once the settings say."""
+    try:
+        check_out_dir(args.out)
+    except UsageError as exc:
+        return finish("usage", EXIT_USAGE, str(exc), stage="startup", kind="usage")
+    if args.quiet and not args.debug:  # the final lines only; everything else in --out/kafka-recon.log
+        with quiet_output(os.path.join(args.out, QUIET_LOG)) as log_path:
+            return _checked_run(args, log, timer, finish, decided, run_id, log_path)
+    return _checked_run(args, log, timer, finish, decided, run_id, None)
+
+
+def _checked_run(args: argparse.Namespace, log, timer: StageTimer, finish, decided: dict, run_id: str,
+                 log_path: Optional[str]) -> int:
     try:  # everything a user can get wrong, checked before Spark starts
         captures = [c.strip() for item in args.capture for c in item.split(",") if c.strip()]
-        check_out_dir(args.out)
         capture_time = parse_capture_time(args.capture_time)
         settings = Settings.load(args.conf, args.set)  # the run's one typed configuration, checked here
         decided["fail_on"] = fail_on = decided["fail_on"] or settings.run.fail_on
@@ -179,8 +194,9 @@ def _run(args: argparse.Namespace, log, timer: StageTimer, finish, decided: dict
         return finish("error", EXIT_ERROR, f"{type(exc).__name__}: {_first_line(exc)}", stage=stage,
                       kind=type(exc).__name__)
     code = result.exit_code
-    log.info("status=finished exit_code=%d open_findings=%s run_status=%s report=%s", code,
-             sum(result.counts_by_severity.values()), result.summary.get("status"), result.report_html)
+    log.log(NOTICE, "status=finished exit_code=%d open_findings=%s run_status=%s report=%s%s", code,
+            sum(result.counts_by_severity.values()), result.summary.get("status"), result.report_html,
+            f" log={log_path}" if log_path else "")
     return code
 
 

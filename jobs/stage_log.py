@@ -12,6 +12,7 @@ Everything goes through the ``kafka-recon`` logger, so notebooks see the same li
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
@@ -31,6 +32,49 @@ class _CurrentStderrHandler(logging.StreamHandler):
     @stream.setter
     def stream(self, _value) -> None:
         pass
+
+
+NOTICE = 25  # the run's final lines: printed even with --quiet (which shows only these and errors)
+logging.addLevelName(NOTICE, "NOTICE")
+
+
+@contextmanager
+def quiet_output(log_path: str) -> Iterator[str]:
+    """``--quiet``: the terminal gets only the run's final lines and errors (NOTICE and above); every line,
+    and everything the JVM or a library writes to file descriptor 2 (Spark's and Java's warnings), goes to
+    ``log_path``. The descriptor is redirected only when ``sys.stderr`` is the process's own (a terminal, a
+    scheduler's pipe); notebooks and test captures keep theirs, and only the levels change."""
+    logger = get_logger()
+    console = [h for h in logger.handlers if isinstance(h, _CurrentStderrHandler)]
+    to_file = logging.FileHandler(log_path, encoding="utf-8")
+    to_file.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s", "%Y-%m-%dT%H:%M:%SZ"))
+    to_file.setLevel(logging.INFO)
+    saved_fd, saved_stderr = None, sys.stderr
+    try:
+        own = sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        own = False
+    if own:
+        sys.stderr.flush()
+        saved_fd = os.dup(2)
+        sys.stderr = os.fdopen(os.dup(saved_fd), "w", buffering=1, encoding="utf-8", errors="backslashreplace")
+        os.dup2(to_file.stream.fileno(), 2)
+    for handler in console:
+        handler.setLevel(NOTICE)
+    logger.addHandler(to_file)
+    try:
+        yield log_path
+    finally:
+        logger.removeHandler(to_file)
+        for handler in console:
+            handler.setLevel(logging.NOTSET)
+        if saved_fd is not None:
+            sys.stderr.flush()
+            os.dup2(saved_fd, 2)  # later writes of the process reach the terminal again (the JVM keeps the file)
+            os.close(saved_fd)
+            sys.stderr.close()
+            sys.stderr = saved_stderr
+        to_file.close()
 
 
 def get_logger() -> logging.Logger:
