@@ -157,6 +157,8 @@ def _checked_run(args: argparse.Namespace, log, timer: StageTimer, finish, decid
         decided["allow_partial"] = allow_partial = bool(args.allow_partial or settings.run.allow_partial)
         check_capture_time_not_future(capture_time, settings.run.future_capture_time_slack_seconds,
                                       args.allow_future_capture_time)
+        quality = not args.skip_quality and settings.quality.enabled
+        timer.planned = ("ingest", "reconcile", *(("quality",) if quality else ()), "report")
         check_capture_roots(captures)
         from jobs.ingest.discover import discover
 

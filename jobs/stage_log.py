@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Dict, Iterator, Optional
+from typing import Dict, Iterator, Optional, Tuple
 
 LOGGER_NAME = "kafka-recon"
 
@@ -101,6 +101,11 @@ class StageTimer:
         self.current_started: Optional[float] = None  # time.monotonic() at the current stage's start
         self.position = "startup"  # the stage or phase the run is in, or last was: names a failure's place
         self.failed_stage: Optional[str] = None  # the stage an exception left, if any
+        self.planned: Tuple[str, ...] = ()  # the stages this run will go through, in order (lines say k/n)
+
+    def ordinal(self, name: str) -> str:
+        """`` stage_k=2/4`` for a planned stage, else "" (a stage outside the plan, or no plan)."""
+        return f" stage_k={self.planned.index(name) + 1}/{len(self.planned)}" if name in self.planned else ""
 
     def at(self, phase: str) -> None:
         """Record that the run is in an untimed phase (``startup``, ``summary``): where a failure happened."""
@@ -109,7 +114,7 @@ class StageTimer:
     @contextmanager
     def stage(self, name: str) -> Iterator["StageReport"]:
         report = StageReport(name, self.log, self)
-        self.log.info("stage=%s status=start", name)
+        self.log.info("stage=%s status=start%s", name, self.ordinal(name))
         start = time.monotonic()
         self.position, self.current, self.current_step, self.current_started = name, name, None, start
         try:
@@ -200,7 +205,7 @@ class ProgressReporter:
         stage, started, step = self.timer.current, self.timer.current_started, self.timer.current_step
         if stage is None or started is None:
             return None
-        parts = [f"stage={stage} status=progress"]
+        parts = [f"stage={stage} status=progress{self.timer.ordinal(stage)}"]
         if step:
             parts.append(f"step={step}")
         parts.append(f"elapsed={int(time.monotonic() - started)}s")
