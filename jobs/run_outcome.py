@@ -190,8 +190,9 @@ def gaps_from_damaged_inputs(damaged: Sequence[Mapping[str, Any]]) -> List[Dict[
         where = f"node {node}" if node is not None else "node unknown"
         read = item.get("rows_read")
         size = item.get("bytes")
-        amount = (f"{read if read is not None else '?'} rows read from its "
-                  f"{size if size is not None else '?'} bytes")
+        amount = (f"{read if read is not None else '?'} entries listed" if item.get("file_kind") == "log_dir"
+                  else f"{read if read is not None else '?'} rows read from its {size if size is not None else '?'} "
+                       f"bytes")
         undecided = (f"findings that rest on something absent from node {node} are undecided"
                      if node is not None else "it adds nothing to any node's findings")
         out.append(gap("damaged_input", f"{item.get('file')} ({where}) could not be read whole: "

@@ -34,12 +34,13 @@ def is_damaged(row: Mapping[str, Any]) -> bool:
     return kind == "io_error" and not str(row.get("error_message") or "").startswith(CHURN_PREFIXES)
 
 
-def damaged_sql() -> str:
-    """:func:`is_damaged` as a SQL condition over bronze_ingest_files' columns."""
+def damaged_sql(file_kind: str = "file_kind", status: str = "status") -> str:
+    """:func:`is_damaged` as a SQL condition over bronze_ingest_files' columns; for bronze_log_dirs (a log dir
+    the collector could not list whole): ``damaged_sql("'log_dir'", "'quarantined'")``."""
     packs = ", ".join(f"'{k}'" for k in PACK_DAMAGE_KINDS)
     churn = " AND ".join(f"NOT startswith(coalesce(error_message, ''), '{p}')" for p in CHURN_PREFIXES)
-    return (f"status = 'quarantined' AND ((file_kind = 'packed_snapshot' AND error_kind IN ({packs})) OR "
-            f"(coalesce(file_kind, '') <> 'packed_snapshot' AND error_kind = 'io_error' AND {churn}))")
+    return (f"{status} = 'quarantined' AND (({file_kind} = 'packed_snapshot' AND error_kind IN ({packs})) OR "
+            f"(coalesce({file_kind}, '') <> 'packed_snapshot' AND error_kind = 'io_error' AND {churn}))")
 
 
 def damage_fact(row: Mapping[str, Any]) -> Optional[Dict[str, Any]]:

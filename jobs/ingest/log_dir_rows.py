@@ -27,6 +27,7 @@ from udfs.partition_metadata import read_partition_metadata
 from udfs.producer_state import decode_producer_snapshot
 
 from . import metadata_files
+from .input_damage import damage_fact
 from .metadata_rows import millis_to_datetime
 from .tagged_rows import RowSink
 
@@ -567,6 +568,13 @@ class LogDirDecoder:
         root_error = flag_error(root) if root is not None else None
         if error is None and root_error is not None:
             error = root_error
+        if root_error is not None:  # the log dir could not be listed whole: what is absent may just be unread
+            fact = damage_fact({"path": self.log_dir, "file_kind": "log_dir", "status": "quarantined",
+                                "error_kind": root_error.kind, "error_message": root_error.message,
+                                "broker_id": meta.node_id if meta else None, "rows_produced": self.entry_count,
+                                "bytes": None})
+            if fact is not None:
+                self.sink.add("_ingest_facts", fact)
         self.sink.add("bronze_log_dirs", {
             "cluster_id": meta.cluster_id if meta else None, "broker_id": meta.node_id if meta else None,
             "log_dir": self.log_dir, "directory_id": meta.directory_id if meta else None,

@@ -23,12 +23,15 @@ UNDECIDED_SEVERITY = "info"  # "info at most": an undecided check is never above
 
 def damaged_nodes_from_bronze(ingest_files: DataFrame, log_dirs: DataFrame) -> List[Dict[str, Any]]:
     """Damaged inputs with the node each belongs to, from bronze alone: a file of a log dir has its log dir's
-    broker; a pack's log dirs are named ``<pack>!<log dir>``. One small query (damage is rare)."""
+    broker; a pack's log dirs are named ``<pack>!<log dir>``; a log dir the collector could not list whole
+    carries its io_error in bronze_log_dirs. Two small queries (damage is rare)."""
     bad = ingest_files.where(damaged_sql()).select("path", "log_dir", "error_kind").collect()
+    unlisted = (log_dirs.where(F.col("broker_id").isNotNull() & F.expr(damaged_sql("'log_dir'", "'quarantined'")))
+                .select("log_dir", "broker_id", "error_kind").collect())
+    out = [{"file": r["log_dir"], "node": int(r["broker_id"]), "error_kind": r["error_kind"]} for r in unlisted]
     if not bad:
-        return []
+        return out
     dirs = log_dirs.select("log_dir", "broker_id").where(F.col("broker_id").isNotNull()).collect()
-    out = []
     for row in bad:
         owners = {d["broker_id"] for d in dirs if d["log_dir"] == row["log_dir"]
                   or str(d["log_dir"]).startswith(f"{row['path']}!")}

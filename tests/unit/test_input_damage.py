@@ -103,3 +103,32 @@ def test_a_cut_pack_and_a_text_file_named_like_one_are_damaged_inputs(packed_dev
     assert set(facts) == {"broker-103.jsonl.gz", "broker-109.jsonl.gz"}
     assert facts["broker-103.jsonl.gz"]["node"] == 103 and facts["broker-103.jsonl.gz"]["bytes"] == 3000
     assert facts["broker-109.jsonl.gz"]["node"] is None
+
+
+def test_a_log_dir_the_collector_could_not_list_whole_is_a_damaged_input_of_its_node(tmp_path):
+    """The collector flags a log dir whose listing broke off (``incomplete``, collector/pack_format.py): its
+    node's absences are then undecided, as for a cut pack. A real devsample log dir, its walk's root entry
+    flagged as the collector flags it."""
+    import collector
+    from jobs.ingest.decode_tasks import walk_options
+    from jobs.ingest.log_dir_rows import DecodeOptions, decode_entries
+    from jobs.ingest.tagged_rows import RowSink
+    from tests.reliability.corpus_capture import copy_devsample
+    from tests.settings_from import settings_from
+
+    tree = copy_devsample(tmp_path / "tree")
+    log_dir = str(tree / "broker-103" / "kafka-logs")
+    options = DecodeOptions.from_settings(settings_from().ingest, defer_metadata_records=False)
+    entries = list(collector.walk_log_dirs([log_dir], walk_options(options), collector.default_fs()))
+    root = next(e for e in entries if e["path"] == "")
+    root["flags"] = ["incomplete"]
+    root["error"] = "[Errno 5] Input/output error"
+    sink = RowSink()
+    list(decode_entries(iter(entries), sink, options, display=lambda _: "broker-103/kafka-logs",
+                        open_file_for=lambda _: (lambda rel: open(f"{log_dir}/{rel}", "rb"))))
+    facts = [from_fact(f) for f in list(sink._rows["_ingest_facts"]) if f["fact"] == "damaged_input"]
+    assert facts == [{"file": "broker-103/kafka-logs", "node": 103, "file_kind": "log_dir", "error_kind": "io_error",
+                      "error": "incomplete: [Errno 5] Input/output error", "rows_read": facts[0]["rows_read"],
+                      "bytes": None}]
+    (gap,) = gaps_from_damaged_inputs(facts)
+    assert gap["node"] == 103 and "incomplete" in gap["message"] and "entries listed" in gap["message"]
