@@ -55,3 +55,24 @@ def test_the_damaged_nodes_absence_findings_are_undecided_and_the_rest_is_kafkas
         else:
             assert row["severity"] == severities[row["check_id"]] and "Undecided" not in row["message"]
     assert any(r["broker_id"] == 102 and r["check_id"] == "MISSING_PARTITION_METADATA" for r in kafka)
+
+
+def test_damaged_nodes_are_found_in_bronze_alone(spark):
+    """run_reconcile called on bronze only (a notebook, no ingest facts): a cut pack's node is the broker of the
+    log dirs it holds (``<pack>!<log dir>``), a log dir listed in part is its own broker's."""
+    from jobs.reconcile.undecided import damaged_nodes_from_bronze
+
+    files = spark.createDataFrame([
+        ("broker-5.jsonl.gz", "packed_snapshot", None, "quarantined", "truncated_pack", "pack ends early"),
+        ("broker-6.jsonl.gz", "packed_snapshot", None, "quarantined", "unsafe_member", "symlink content"),
+        ("broker-7/kafka-logs/x-0/00.log", "data_segment", "broker-7/kafka-logs", "quarantined", "io_error",
+         "vanished: gone between listing and read")],
+        "path string, file_kind string, log_dir string, status string, error_kind string, error_message string")
+    dirs = spark.createDataFrame([
+        ("broker-5.jsonl.gz!/data/a", 5, None, None), ("broker-5.jsonl.gz!/data/b", 5, None, None),
+        ("broker-6.jsonl.gz!/data/a", 6, None, None), ("broker-7/kafka-logs", 7, None, None),
+        ("broker-8/kafka-logs", 8, "io_error", "incomplete: [Errno 5] Input/output error")],
+        "log_dir string, broker_id int, error_kind string, error_message string")
+    found = damaged_nodes_from_bronze(files, dirs)
+    assert sorted((d["node"], d["file"], d["error_kind"]) for d in found) == [
+        (5, "broker-5.jsonl.gz", "truncated_pack"), (8, "broker-8/kafka-logs", "io_error")]
