@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any, BinaryIO, Dict, Iterator, List, Optional, Tuple
 
-from .filesystem import LocalFileSystem, default_fs
+from .filesystem import LocalFileSystem, default_fs, oserror_text
 from .header import make_header, utc_now_iso
 from .options import CollectOptions
 from .pack_format import (
@@ -171,6 +171,21 @@ def default_pack_name(header: Dict[str, Any]) -> str:
     return "kafka-recon-%s-broker-%s-%s.jsonl.gz" % (host, broker, stamp)
 
 
+def check_is_log_dir(log_dir: str) -> None:
+    """A Kafka log dir holds ``meta.properties`` (written by ``kafka-storage format`` in KRaft, by the broker's
+    first start in ZooKeeper mode: ``MetaPropertiesEnsemble``); without it the folder is not one, and a pack
+    of it would say "broker None cluster None". UsageError naming what the folder holds instead."""
+    if os.path.lexists(os.path.join(log_dir, "meta.properties")):
+        return
+    try:
+        names = sorted(os.listdir(log_dir))
+    except OSError as exc:
+        raise UsageError("log dir %r cannot be listed: %s" % (log_dir, oserror_text(exc))) from None
+    shown = ", ".join(names[:8]) + (" ..." if len(names) > 8 else "") if names else "nothing"
+    raise UsageError("%r is not a Kafka log dir: no meta.properties (it holds %s); give the folders of the "
+                     "broker's log.dirs" % (log_dir, shown))
+
+
 def collect(
     log_dirs: List[str],
     out_path: str,
@@ -192,6 +207,7 @@ def collect(
     for log_dir in log_dirs:
         if "\x00" in log_dir or not os.path.isdir(log_dir):
             raise UsageError("log dir %r is not a directory" % (log_dir,))
+        check_is_log_dir(log_dir)
     if not 0 <= compress_level <= 9:
         raise UsageError("compress level must be 0..9, got %r" % (compress_level,))
     capture_time = capture_time or utc_now_iso()  # one time for the auto name and the header

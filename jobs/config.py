@@ -165,7 +165,10 @@ def load_config(
         _merge(merged, data, path.name, strict=False)
     if conf_file:
         try:
-            data = yaml.safe_load(Path(conf_file).read_text()) or {}
+            data = yaml.safe_load(Path(conf_file).read_bytes().decode("utf-8")) or {}
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"--conf {conf_file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                              f"{exc.start}); save it as UTF-8 YAML") from None
         except OSError as exc:
             raise ConfigError(f"--conf {conf_file}: {exc.strerror or exc}") from None
         except yaml.YAMLError as exc:

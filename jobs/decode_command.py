@@ -10,7 +10,7 @@ Accepted files: metadata log segments (``.log``), snapshots (``<offset>-<epoch>.
 ``udfs.dump_log_text``). Each line is ``MetadataRecord.as_json_line()``:
 ``{"offset":…,"type":…,"version":…,"data":{…}}``, plus ``"control":true`` for control records and
 ``"error":{kind,message,offset,line}`` for anything that could not be decoded. With several files, each line
-also names its ``"file"``. Exit status: 0 when every file could be read, 1 when one could not, 2 on usage.
+also names its ``"file"``. Exit status: 0 when every record of every file could be read, 1 when a file or any record
 
 No Spark here: this is the quick look a person runs on one broker's files. A binary file of
 ``PARALLEL_MIN_BYTES`` or more is decoded by one process per core, in parts cut at batch starts; the lines
@@ -134,14 +134,22 @@ def _byte_writer(out: TextIO) -> Iterator[Tuple[Callable[[bytes], Any], Callable
 
 
 def _write_lines(path: Path, kind: Optional[str], write: Callable[[bytes], Any], named: bool, start: int = 0,
-                 end: Optional[int] = None) -> None:
-    """The JSON lines of one file (or of one byte range of a binary file)."""
+                 end: Optional[int] = None) -> int:
+    """The JSON lines of one file (or of one byte range of a binary file); returns how many are errors (a
+    record or a stretch of the file that could not be read)."""
     encode = _json_line_encoder()
+    errors = 0
     for lines in _line_batches(path, kind, start, end):
         for line in lines:
             if named:
                 line["file"] = str(path)
+            if line.get("error") is not None:
+                errors += 1
             write(encode(line))
+    return errors
+
+
+PART_HAD_ERRORS = 3  # a child's exit status when its part holds error lines: the parent decodes it to count them
 
 
 # A binary file at least this big is decoded by one process per core (up to MAX_PROCESSES), each taking a part
@@ -191,19 +199,23 @@ def _part_into(path: Path, start: int, end: Optional[int], named: bool, fd: int)
     """A child process: the lines of one part of a binary file into the spool file ``fd`` (its exit status
     says whether it finished; the parent decodes the part itself when not)."""
     with open(fd, "wb", buffering=_WRITE_BUFFER, closefd=False) as spool:
-        _write_lines(path, "binary", spool.write, named, start, end)
+        errors = _write_lines(path, "binary", spool.write, named, start, end)
+    if errors:
+        raise SystemExit(PART_HAD_ERRORS)
 
 
-def _write_file(path: Path, write: Callable[[bytes], Any], flush: Callable[[], Any], named: bool) -> int:
+def _write_file(path: Path, write: Callable[[bytes], Any], flush: Callable[[], Any], named: bool) -> Tuple[int, int]:
     """One file's lines, in file order: a large binary file in parts decoded at once by child processes
     (forked; each spools its lines to an unlinked temporary file) while this process writes the first part,
     then copies each child's lines after it. A child that fails leaves its part to this process: the output
-    is the same lines whichever way they were made. Returns the exit status: 1 for a file of no kind."""
+    is the same lines whichever way they were made (a child whose part holds errors exits
+    :data:`PART_HAD_ERRORS`, and its part is decoded here, so every error is counted). Returns ``(exit status: 1
+    for a file of no kind, error lines)``."""
     kind = file_kind(path)
     parts = _parts(path, _processes()) if kind == "binary" else _WHOLE
     if len(parts) == 1:
-        _write_lines(path, kind, write, named)
-        return 0 if kind is not None else 1
+        errors = _write_lines(path, kind, write, named)
+        return (0 if kind is not None else 1), errors
     flush()  # a child ends with os._exit and never writes what it inherits; flushed so it holds nothing anyway
     fork = multiprocessing.get_context("fork")
     spools: List[Any] = []
@@ -220,17 +232,17 @@ def _write_file(path: Path, write: Callable[[bytes], Any], flush: Callable[[], A
                 children[-1] = child
             except OSError:
                 pass  # this part is decoded here, after the one before it
-        _write_lines(path, kind, write, named, *parts[0])
+        errors = _write_lines(path, kind, write, named, *parts[0])
         for (start, end), spool, child in zip(parts[1:], spools, children, strict=True):
             if child is not None:
                 child.join()
             if child is None or child.exitcode != 0:
-                _write_lines(path, kind, write, named, start, end)
+                errors += _write_lines(path, kind, write, named, start, end)
                 continue
             spool.seek(0)
             for chunk in iter(lambda spool=spool: spool.read(_WRITE_BUFFER), b""):
                 write(chunk)
-        return 0
+        return 0, errors
     finally:
         for child in children:
             if child is not None and child.is_alive():
@@ -245,11 +257,16 @@ def write_records(paths: Sequence[Path], out: TextIO) -> int:
     """Write JSON lines for every file; returns the exit status. Each line goes as bytes into a buffered binary
     stream. (Joining a few thousand lines per write made glibc map and unmap memory on every batch: 525k page
     faults and 1.5 s of system time on the real 1M-record log.)"""
-    status = 0
+    status, errors = 0, 0
     named = len(paths) > 1
     with _byte_writer(out) as (write, flush):
         for path in paths:
-            status = max(status, _write_file(path, write, flush, named))
+            code, found = _write_file(path, write, flush, named)
+            status, errors = max(status, code), errors + found
+    if errors:  # a damaged file is never a clean exit: say how much could not be read
+        print(f"kafka-recon decode: {errors} record(s) or stretch(es) could not be read (the lines with "
+              f"\"error\"); exit 1", file=sys.stderr)
+        status = max(status, 1)
     return status
 
 

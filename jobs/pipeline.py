@@ -130,7 +130,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     capture_id = derive_capture_id(captures, capture_time)
     out = Path(out_dir)
 
-    from jobs.run_outcome import IncompleteCapture, gaps_after_ingest
+    from jobs.run_outcome import IncompleteCapture, gaps_after_ingest, gaps_from_damaged_inputs
 
     with _stage(timer, spark, "ingest") as st:
         ingest = run_ingest(spark, settings.ingest, store, captures, capture_id, run_id, capture_time, units=units,
@@ -141,6 +141,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
         if gaps and not allow_partial:
             ingest.release()
             raise IncompleteCapture(gaps)
+        damaged = gaps_from_damaged_inputs(ingest.damaged_inputs)  # the run goes on: the report names them
     when = ingest.capture_time or capture_time or started_at
 
     def this_capture(names):
@@ -158,7 +159,8 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
             get_logger().info("stage=quality validated_during=reconcile tables=%d", len(validated_early))
 
     with _stage(timer, spark, "reconcile") as st:
-        result = run_reconcile(spark, settings.catalogue, bronze, capture_id, run_id, when)
+        result = run_reconcile(spark, settings.catalogue, bronze, capture_id, run_id, when,
+                               damaged_inputs=ingest.damaged_inputs)
         write_each(result.silver, lambda name: store.replace_slice(name, result.silver[name],
                                                                    slice={"capture_id": capture_id}),
                    store.write_parallelism)
@@ -166,8 +168,8 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
         st.rows = counts.open_findings
         late = _late_gaps(store, result, run_id, capture_id, files["seen"], settings.run.min_capture_ratio)
         late += _unreadable_record_gaps(bronze)
-        status = "incomplete" if late and not allow_partial else None
-        gaps = gaps + late
+        status = "incomplete" if (late or damaged) and not allow_partial else None
+        gaps = gaps + damaged + late
     ingest.release()
 
     # the run's gold_run_summary row, validated by the quality stage and written after it with the final timings

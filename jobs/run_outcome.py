@@ -10,12 +10,17 @@
   findings and ``summary.json`` still lists the gaps.
 * Every run leaves a ``summary.json``: the report stage writes the full one; when the run stops or fails
   before that, :func:`write_outcome_summary` writes the same fields it knows (status, failed stage, error).
+  ``--out`` is checked writable before Spark starts (:func:`check_out_dir`), so no run merges findings into
+  gold and then finds it cannot report them. A run stopped by SIGINT or SIGTERM is ``cancelled`` (exit 130 or
+  143) with the stage it was in (:class:`Cancelled`).
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import signal
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
@@ -40,6 +45,34 @@ class IncompleteCapture(Exception):
     def __init__(self, gaps: List[Dict[str, Any]]) -> None:
         super().__init__("; ".join(g["message"] for g in gaps))
         self.gaps = gaps
+
+
+class Cancelled(KeyboardInterrupt):
+    """The run was stopped by a signal (SIGTERM; SIGINT arrives as KeyboardInterrupt, PySpark raises it after
+    cancelling the Spark jobs). A KeyboardInterrupt so that no ``except Exception`` on the way swallows it."""
+
+    stage_status = "cancelled"
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def raise_cancelled(signum: int, _frame: Any) -> None:
+    """Signal handler (SIGTERM): cancel the running Spark jobs, as PySpark's own SIGINT handler does, then stop
+    the main thread with :class:`Cancelled`."""
+    sc = getattr(sys.modules.get("pyspark"), "SparkContext", None)
+    try:
+        if sc is not None and sc._active_spark_context is not None:
+            sc._active_spark_context.cancelAllJobs()
+    except Exception:  # the JVM may already be gone: the run is stopping either way
+        pass
+    raise Cancelled(signum)
+
+
+def cancelled_signal(exc: KeyboardInterrupt) -> int:
+    """The signal that stopped the run: a :class:`Cancelled`'s, else SIGINT (Ctrl-C)."""
+    return int(getattr(exc, "signum", signal.SIGINT))
 
 
 def gap(reason: str, message: str, **details: Any) -> Dict[str, Any]:
@@ -71,9 +104,45 @@ def parse_capture_time(text: Optional[str]) -> Optional[datetime]:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
+VIRTUAL_FILESYSTEMS = ("/proc", "/sys", "/dev")  # kernel views: a report written there is lost or an error
+
+
+def check_capture_time_not_future(value: Optional[datetime], slack_seconds: float, allowed: bool,
+                                  now: Optional[datetime] = None) -> None:
+    """A ``--capture-time`` more than ``slack_seconds`` ahead of this machine's clock is a typo (2030 for
+    2026) or a wrong zone: every age-based check would measure to it. UsageError unless ``allowed``."""
+    if value is None or allowed:
+        return
+    now = now or datetime.now(timezone.utc)
+    ahead = (value - now).total_seconds()
+    if ahead > slack_seconds:
+        raise UsageError(f"--capture-time {value.isoformat()}: {ahead / 3600:.1f} h ahead of this machine's clock "
+                         f"({now.replace(microsecond=0).isoformat()}); pass --allow-future-capture-time if it is "
+                         f"meant")
+
+
 def check_out_dir(out: str) -> None:
-    if os.path.exists(out) and not os.path.isdir(out):
+    """``--out`` must be a folder this run can write, checked before Spark starts: a run that finds out only at
+    the report stage has already merged its findings into gold and leaves no summary.json. The folder is
+    created here (summary.json goes into it on every outcome) and a probe file written and removed."""
+    path = Path(os.path.abspath(os.path.expanduser(out)))
+    real = Path(os.path.realpath(path))
+    for root in VIRTUAL_FILESYSTEMS:
+        if real == Path(root) or Path(root) in real.parents:
+            raise UsageError(f"--out {out}: {root} is a kernel filesystem, not a place for reports; choose a "
+                             f"real folder")
+    if path.exists() and not path.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create it ({exc.strerror or exc})") from None
+    probe = path / f".kafka-recon-write-probe-{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
 
 
 def gaps_before_spark(kinds: Iterable[str]) -> List[Dict[str, Any]]:
@@ -86,6 +155,18 @@ def gaps_before_spark(kinds: Iterable[str]) -> List[Dict[str, Any]]:
     return []
 
 
+def gaps_nothing_recognised(found: Optional[Sequence[str]]) -> List[Dict[str, Any]]:
+    """A capture whose every entry is something kafka-recon does not read (a text file given as the capture, a
+    folder of unrelated files: :func:`jobs.ingest.discover.unrecognised_capture`): ``no_input_files`` before
+    Spark, naming what was found."""
+    if found is None:
+        return []
+    shown = ", ".join(found[:20]) + (f" and {len(found) - 20} more" if len(found) > 20 else "")
+    return [gap("no_input_files", f"the capture holds nothing kafka-recon reads (no log dir with meta.properties, "
+                                  f"no collector pack, no metadata log, dump-log text or ZooKeeper dump); found: "
+                                  f"{shown or 'nothing'}", found=list(found))]
+
+
 def gaps_after_ingest(rows_emitted: Mapping[str, int], has_metadata_log: bool) -> List[Dict[str, Any]]:
     """From ingest's counts: log dirs to check, and a controller view to check them against (a metadata-log
     copy or its dump-log text, or ZooKeeper's znodes and logs; a log dir's bootstrap.checkpoint is none)."""
@@ -96,6 +177,30 @@ def gaps_after_ingest(rows_emitted: Mapping[str, int], has_metadata_log: bool) -
     if not has_metadata_log and not rows_emitted.get("bronze_zk_events"):
         out.append(gap("no_controller_view", "no controller view: no __cluster_metadata-0 copy, dump-log text or "
                                              "ZooKeeper dump; collect with --include-metadata-log on a controller"))
+    return out
+
+
+def gaps_from_damaged_inputs(damaged: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """One ``damaged_input`` gap per input the ingest could not read whole (``jobs/ingest/input_damage.py``:
+    a pack cut short or corrupt, a file named like a pack that is none, an unreadable file): which file, which
+    node, what could not be read, and how much was read. Decided after ingest; the report is still written
+    and the run ends ``incomplete`` unless ``--allow-partial``."""
+    out = []
+    for item in damaged:
+        node = item.get("node")
+        where = f"node {node}" if node is not None else "node unknown"
+        read = item.get("rows_read")
+        size = item.get("bytes")
+        amount = (f"{read if read is not None else '?'} entries listed" if item.get("file_kind") == "log_dir"
+                  else f"{read if read is not None else '?'} rows read from its {size if size is not None else '?'} "
+                       f"bytes")
+        undecided = (f"findings that rest on something absent from node {node} are undecided"
+                     if node is not None else "it adds nothing to any node's findings")
+        out.append(gap("damaged_input", f"{item.get('file')} ({where}) could not be read whole: "
+                                        f"{item.get('error') or item.get('error_kind')}; {amount}: {undecided}; "
+                                        "collect it again",
+                       file=item.get("file"), node=node, file_kind=item.get("file_kind"),
+                       error_kind=item.get("error_kind"), error=item.get("error"), rows_read=read, bytes=size))
     return out
 
 

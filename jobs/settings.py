@@ -95,6 +95,7 @@ class RunSettings:
     allow_partial: bool
     min_capture_ratio: float
     progress_seconds: float
+    future_capture_time_slack_seconds: float
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,12 @@ Everything goes through the ``kafka-recon`` logger, so notebooks see the same li
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Dict, Iterator, Optional
+from typing import Dict, Iterator, Optional, Tuple
 
 LOGGER_NAME = "kafka-recon"
 
@@ -31,6 +32,49 @@ class _CurrentStderrHandler(logging.StreamHandler):
     @stream.setter
     def stream(self, _value) -> None:
         pass
+
+
+NOTICE = 25  # the run's final lines: printed even with --quiet (which shows only these and errors)
+logging.addLevelName(NOTICE, "NOTICE")
+
+
+@contextmanager
+def quiet_output(log_path: str) -> Iterator[str]:
+    """``--quiet``: the terminal gets only the run's final lines and errors (NOTICE and above); every line,
+    and everything the JVM or a library writes to file descriptor 2 (Spark's and Java's warnings), goes to
+    ``log_path``. The descriptor is redirected only when ``sys.stderr`` is the process's own (a terminal, a
+    scheduler's pipe); notebooks and test captures keep theirs, and only the levels change."""
+    logger = get_logger()
+    console = [h for h in logger.handlers if isinstance(h, _CurrentStderrHandler)]
+    to_file = logging.FileHandler(log_path, encoding="utf-8")
+    to_file.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s", "%Y-%m-%dT%H:%M:%SZ"))
+    to_file.setLevel(logging.INFO)
+    saved_fd, saved_stderr = None, sys.stderr
+    try:
+        own = sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        own = False
+    if own:
+        sys.stderr.flush()
+        saved_fd = os.dup(2)
+        sys.stderr = os.fdopen(os.dup(saved_fd), "w", buffering=1, encoding="utf-8", errors="backslashreplace")
+        os.dup2(to_file.stream.fileno(), 2)
+    for handler in console:
+        handler.setLevel(NOTICE)
+    logger.addHandler(to_file)
+    try:
+        yield log_path
+    finally:
+        logger.removeHandler(to_file)
+        for handler in console:
+            handler.setLevel(logging.NOTSET)
+        if saved_fd is not None:
+            sys.stderr.flush()
+            os.dup2(saved_fd, 2)  # later writes of the process reach the terminal again (the JVM keeps the file)
+            os.close(saved_fd)
+            sys.stderr.close()
+            sys.stderr = saved_stderr
+        to_file.close()
 
 
 def get_logger() -> logging.Logger:
@@ -57,6 +101,11 @@ class StageTimer:
         self.current_started: Optional[float] = None  # time.monotonic() at the current stage's start
         self.position = "startup"  # the stage or phase the run is in, or last was: names a failure's place
         self.failed_stage: Optional[str] = None  # the stage an exception left, if any
+        self.planned: Tuple[str, ...] = ()  # the stages this run will go through, in order (lines say k/n)
+
+    def ordinal(self, name: str) -> str:
+        """`` stage_k=2/4`` for a planned stage, else "" (a stage outside the plan, or no plan)."""
+        return f" stage_k={self.planned.index(name) + 1}/{len(self.planned)}" if name in self.planned else ""
 
     def at(self, phase: str) -> None:
         """Record that the run is in an untimed phase (``startup``, ``summary``): where a failure happened."""
@@ -65,7 +114,7 @@ class StageTimer:
     @contextmanager
     def stage(self, name: str) -> Iterator["StageReport"]:
         report = StageReport(name, self.log, self)
-        self.log.info("stage=%s status=start", name)
+        self.log.info("stage=%s status=start%s", name, self.ordinal(name))
         start = time.monotonic()
         self.position, self.current, self.current_step, self.current_started = name, name, None, start
         try:
@@ -73,8 +122,9 @@ class StageTimer:
         except BaseException as exc:
             self.seconds[name] = round(time.monotonic() - start, 3)
             self.current = None
-            # an exception may say how the stage ended (an insufficient capture stops it: status=stopped)
-            status = getattr(exc, "stage_status", "failed")
+            # an exception may say how the stage ended (an insufficient capture stops it: status=stopped; a
+            # signal cancels it)
+            status = getattr(exc, "stage_status", "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed")
             if status == "failed":
                 self.failed_stage = self.failed_stage or name
             log = self.log.error if status == "failed" else self.log.info
@@ -155,7 +205,7 @@ class ProgressReporter:
         stage, started, step = self.timer.current, self.timer.current_started, self.timer.current_step
         if stage is None or started is None:
             return None
-        parts = [f"stage={stage} status=progress"]
+        parts = [f"stage={stage} status=progress{self.timer.ordinal(stage)}"]
         if step:
             parts.append(f"step={step}")
         parts.append(f"elapsed={int(time.monotonic() - started)}s")

@@ -5,7 +5,7 @@ run-outcome tests)::
     python -m tests.fault_injection --fail-at after_ingest -- nightly --capture ...
 
 ``--kill-at`` SIGKILLs the process there (a machine that dies), ``--fail-at`` raises there (a stage failing
-mid-way). The points wrap the stage functions the pipeline calls, so production code carries no test hooks.
+mid-way), ``--interrupt-at`` / ``--terminate-at`` send it SIGINT (Ctrl-C) / SIGTERM (a scheduler stopping it). The points wrap the stage functions the pipeline calls, so production code carries no test hooks.
 """
 from __future__ import annotations
 
@@ -14,12 +14,16 @@ import functools
 import os
 import signal
 import sys
+import time
 from typing import Callable, Dict, Tuple
 
 
 def _act(mode: str, point: str) -> None:
     if mode == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
+    if mode in ("interrupt", "terminate"):
+        os.kill(os.getpid(), signal.SIGINT if mode == "interrupt" else signal.SIGTERM)
+        time.sleep(5)  # the handler raises in the main thread at its next bytecode
     raise RuntimeError(f"injected failure at {point}")
 
 
@@ -67,10 +71,15 @@ def main(argv=None) -> int:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--kill-at")
     which.add_argument("--fail-at")
+    which.add_argument("--interrupt-at")
+    which.add_argument("--terminate-at")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the kafka-recon command line")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    inject("kill" if args.kill_at else "fail", args.kill_at or args.fail_at)
+    modes = {"kill": args.kill_at, "fail": args.fail_at, "interrupt": args.interrupt_at,
+             "terminate": args.terminate_at}
+    mode = next(m for m, point in modes.items() if point)
+    inject(mode, modes[mode])
     from jobs.cli import main as cli
 
     return cli(command)

@@ -91,26 +91,35 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
         header = reader.header
         if header is None and reader.errors and reader.errors[0].kind == "bad_header":
             reader.close()  # not a pack after all (e.g. a gzipped znode dump named *.jsonl.gz)
-            yield from decode_loose(_loose_file(unit), sink, locator=_file_locator(unit, options),
-                                    decompression_limit=options.decompression_limit_bytes)
-            return
-        if header is not None:
-            moment = parse_time(header.get("capture_time"))
-            if moment is not None:
-                sink.add("_ingest_facts", {"fact": "recorded_capture_time", "source": unit["display"],
-                                           "broker_id": header.get("broker_id"), "time_value": moment})
-            yield from decode_entries(iter(reader), sink, options,
-                                      display=lambda log_dir: f"{unit['display']}!{log_dir}",
-                                      host=header.get("host"), kafka_name=lambda log_dir: log_dir,
-                                      locate_for=(lambda log_dir: lambda rel: {
-                                          "kind": "pack_member", "root": unit["root"], "path": unit["path"],
-                                          "log_dir": log_dir, "member": rel}) if options.defer_metadata_records
-                                      else None)
-        errors = list(reader.errors)
+            loose = _loose_file(unit)
+            kind = _loose_kind(loose)
+            if kind != "other":
+                yield from decode_loose(loose, sink, kind=kind, locator=_file_locator(unit, options),
+                                        decompression_limit=options.decompression_limit_bytes)
+                return
+            errors = list(reader.errors)  # named like a pack, read as nothing: a damaged input, never "other"
+            errors[0] = errors[0]._replace(message=f"named like a collector pack but is neither a pack nor another "
+                                                   f"input kafka-recon reads ({errors[0].message})")
+            header = {}
+        else:
+            if header is not None:
+                moment = parse_time(header.get("capture_time"))
+                if moment is not None:
+                    sink.add("_ingest_facts", {"fact": "recorded_capture_time", "source": unit["display"],
+                                               "broker_id": header.get("broker_id"), "time_value": moment})
+                yield from decode_entries(iter(reader), sink, options,
+                                          display=lambda log_dir: f"{unit['display']}!{log_dir}",
+                                          host=header.get("host"), kafka_name=lambda log_dir: log_dir,
+                                          locate_for=(lambda log_dir: lambda rel: {
+                                              "kind": "pack_member", "root": unit["root"], "path": unit["path"],
+                                              "log_dir": log_dir, "member": rel}) if options.defer_metadata_records
+                                          else None)
+            errors = list(reader.errors)
     rows = sum(sink.counts[t] for t in CONTENT_TABLES) - before
     first = errors[0] if errors else None
     sink.add(FILES, {
         "path": unit["display"], "file_kind": "packed_snapshot", "log_dir": None, "bytes": unit["size"],
+        "broker_id": _int_or_none((header or {}).get("broker_id")),  # the node the pack says it is
         "status": "quarantined" if first else "ok",
         "error_kind": PACK_ERROR_KINDS.get(first.kind, "malformed_line") if first else None,
         "error_message": (f"{first.message}" + (f" (member {first.path})" if first.path else "")
@@ -118,6 +127,24 @@ def decode_pack_unit(unit: Dict[str, Any], sink: RowSink, options: DecodeOptions
         "error_line": first.line if first else None, "rows_produced": rows,
     })
     yield from sink.ready()
+
+
+def _loose_kind(loose: LooseFile) -> str:
+    """What a file named like a pack holds when it is not one (``other``: nothing kafka-recon reads)."""
+    from .loose_files import classify_loose
+
+    try:
+        return classify_loose(os.path.basename(loose.display), os.path.basename(os.path.dirname(loose.display)),
+                              loose.head())
+    except (OSError, EOFError, ValueError):
+        return "other"
+
+
+def _int_or_none(value: Any) -> Optional[int]:
+    try:
+        return None if value is None or isinstance(value, bool) else int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _unread(unit: Dict[str, Any], sink: RowSink, why: str) -> Iterator[pa.RecordBatch]:

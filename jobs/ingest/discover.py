@@ -43,6 +43,36 @@ class WorkUnit:
     headless: bool = False  # a log dir without meta.properties
 
 
+def unrecognised_capture(units: Sequence[WorkUnit], limit: int = 200) -> Optional[List[str]]:
+    """What a capture holds when none of it is an input kafka-recon reads (no log dir, no pack, and every loose
+    file classified ``other`` from its name and first bytes, as the executors would), else None. Decided on
+    the driver before Spark starts; a capture of more than ``limit`` loose files is left to the ingest."""
+    if any(u.kind in ("log_dir", "pack") for u in units):
+        return None
+    loose = [u for u in units if u.kind == "file"]
+    if len(loose) > limit:
+        return None
+    from .loose_files import HEAD_BYTES, classify_loose
+
+    found = []
+    for unit in loose:
+        shown = unit.rel_path or unit.path
+        try:
+            if "://" not in unit.root:  # a local root
+                with open(unit.path, "rb") as f:
+                    head = f.read(HEAD_BYTES)
+            else:
+                with open_root(unit.root)[0].open_input_stream(unit.path) as f:
+                    head = f.read(HEAD_BYTES)
+        except OSError:
+            return None  # unreadable: the ingest quarantines it with its error
+        if classify_loose(posixpath.basename(unit.path), posixpath.basename(posixpath.dirname(unit.path)),
+                          head) != "other":
+            return None
+        found.append(f"{shown} ({unit.size} bytes)")
+    return found + [f"{u.rel_path or u.path} ({u.kind})" for u in units if u.kind != "file"]
+
+
 def is_pack_name(name: str) -> bool:
     return name.endswith(PACK_SUFFIXES)
 

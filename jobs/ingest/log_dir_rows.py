@@ -10,6 +10,7 @@ which may arrive after the other entries; the driver joins it in from bronze_log
 """
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional
@@ -18,6 +19,7 @@ from collector import (
     FLAG_OVER_CAP,
     KIND_DIR,
     KIND_FILE,
+    KIND_SYMLINK,
 )
 from udfs import json_state_files, leader_epochs, log_dir_names, metadata_log, properties_files, record_batch
 from udfs.errors import DecodeError
@@ -25,6 +27,7 @@ from udfs.partition_metadata import read_partition_metadata
 from udfs.producer_state import decode_producer_snapshot
 
 from . import metadata_files
+from .input_damage import damage_fact
 from .metadata_rows import millis_to_datetime
 from .tagged_rows import RowSink
 
@@ -152,6 +155,23 @@ def flag_error(entry: Dict[str, Any]) -> Optional[DecodeError]:
     return DecodeError("io_error", text)
 
 
+SPECIAL_ENTRY = "special"  # bronze_dir_entries.entry_kind of a symlink, FIFO, socket or device in a log dir
+
+
+def special_entry_text(entry: Dict[str, Any]) -> str:
+    """What a log-dir entry that is neither a file nor a directory is, in words: "symlink to '/etc'", "FIFO"."""
+    if entry["kind"] == KIND_SYMLINK:
+        target = entry.get("target")
+        return f"symlink to {target!r}" if target is not None else "symlink (target unreadable)"
+    mode = entry.get("mode")
+    if isinstance(mode, int) and not isinstance(mode, bool):
+        for test, what in ((stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISSOCK, "socket"),
+                           (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device")):
+            if test(mode):
+                return what
+    return "special file (not a regular file, directory or symlink)"
+
+
 @dataclass
 class _OpenDir:
     """Facts gathered for the replica dir whose children are arriving."""
@@ -252,7 +272,8 @@ class LogDirDecoder:
         if path == "":
             self.finish(entry)
             return
-        self._seen_mtime(entry.get("mtime_ms"))
+        if entry["kind"] in (KIND_DIR, KIND_FILE):  # a link's or a FIFO's own time is not Kafka data's time
+            self._seen_mtime(entry.get("mtime_ms"))
         parent, _, name = path.rpartition("/")
         if not parent:
             self._top_level(entry, name)
@@ -264,8 +285,15 @@ class LogDirDecoder:
         if entry["kind"] == KIND_DIR:
             self._close_dir(entry, name)
             return
-        is_dir = False if entry["kind"] == KIND_FILE else None  # a symlink may point at a directory
-        classified = log_dir_names.classify_entry(name, is_dir=is_dir, log_dir=self.kafka_log_dir)
+        if entry["kind"] != KIND_FILE:  # symlink, FIFO, socket, device: never followed, never a replica
+            self.sink.add("bronze_dir_entries", {
+                "log_dir": self.log_dir, "entry_name": name, "entry_kind": SPECIAL_ENTRY, "is_dir": False,
+                "name_error": special_entry_text(entry), "bytes": entry.get("size"), "segment_count": None,
+                "newest_mtime": millis_to_datetime(entry.get("mtime_ms")), "pm_status": "not_applicable",
+            })
+            self._top_file(entry, name)
+            return
+        classified = log_dir_names.classify_entry(name, is_dir=False, log_dir=self.kafka_log_dir)
         self.sink.add("bronze_dir_entries", {
             "log_dir": self.log_dir, "entry_name": name, "entry_kind": classified.kind, "is_dir": False,
             "topic": classified.topic, "partition": classified.partition, "suffix_id": classified.suffix_id,
@@ -548,6 +576,13 @@ class LogDirDecoder:
         root_error = flag_error(root) if root is not None else None
         if error is None and root_error is not None:
             error = root_error
+        if root_error is not None:  # the log dir could not be listed whole: what is absent may just be unread
+            fact = damage_fact({"path": self.log_dir, "file_kind": "log_dir", "status": "quarantined",
+                                "error_kind": root_error.kind, "error_message": root_error.message,
+                                "broker_id": meta.node_id if meta else None, "rows_produced": self.entry_count,
+                                "bytes": None})
+            if fact is not None:
+                self.sink.add("_ingest_facts", fact)
         self.sink.add("bronze_log_dirs", {
             "cluster_id": meta.cluster_id if meta else None, "broker_id": meta.node_id if meta else None,
             "log_dir": self.log_dir, "directory_id": meta.directory_id if meta else None,

@@ -35,7 +35,7 @@ from jobs.tables.parquet_files import StagedParquet
 from jobs.tables.spec import TableSpec
 from jobs.tables.table_predicates import conform_exprs, lit_sql
 
-from . import metadata_files, tagged_rows
+from . import input_damage, metadata_files, tagged_rows
 from .decode_tasks import UNIT_DDL, map_partition
 from .discover import WorkUnit, capture_bytes_below, discover, plan_tasks
 from .log_dir_rows import DecodeOptions
@@ -66,6 +66,7 @@ class IngestResult:
     _persisted: List[DataFrame] = field(default_factory=list, repr=False)
     staged: Dict[str, StagedParquet] = field(default_factory=dict)  # tables whose rows executors wrote as files
     execution_mode: str = "compiled"  # how Spark runs the expressions from here on (jobs.spark_session)
+    damaged_inputs: List[Dict[str, Any]] = field(default_factory=list)  # input_damage.from_fact of each
 
     def files_summary(self) -> Dict[str, int]:
         """``{"seen": n, "ok": n, "quarantined": n}`` over bronze_ingest_files (counted while decoding: no job)."""
@@ -363,6 +364,7 @@ class IngestSteps:
         result = IngestResult(c, r, resolved_time, time_source, tables, first.units, first.tasks,
                               first.rows_emitted, first.file_status, copies.auth is not None, self.persisted)
         result.staged.update(first.staged)
+        result.damaged_inputs = [input_damage.from_fact(f) for f in first.facts if f["fact"] == input_damage.FACT]
         if second.direct is not None:
             result.staged[bronze.METADATA_RECORDS.name] = second.direct.staged
         return result

@@ -16,6 +16,8 @@ import pyarrow.compute as pc
 from jobs.tables import bronze
 from jobs.tables.spec import Column, TableSpec, cols
 
+from .input_damage import damage_fact
+
 RUN_COLUMNS = ("capture_id", "run_id")
 
 # Facts the driver needs after the pass (capture time candidates), one row each.
@@ -25,7 +27,7 @@ FACTS = TableSpec(
     keys=("fact",),
     columns=cols(
         ("fact", "string", "newest_mtime | recorded_capture_time | metadata_copy | metadata_file | bootstrap_source "
-         "| rows | files"),
+         "| rows | files | damaged_input"),
         ("source", "string", "file or copy id the fact is about; the table (rows) or status (files) counted"),
         ("broker_id", "int", ""),
         ("time_value", "timestamp", ""),
@@ -166,6 +168,9 @@ class RowSink:
         if table == "bronze_ingest_files":
             status = row.get("status")
             self.file_status[status] = self.file_status.get(status, 0) + 1
+            fact = damage_fact(row)
+            if fact is not None and FACTS.name in self._rows:
+                self.add(FACTS.name, fact)
 
     def ready(self) -> Iterable[pa.RecordBatch]:
         """Batches of tables that reached ``batch_rows`` (cheap to call after every input: memory stays flat)."""

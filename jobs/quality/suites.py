@@ -200,7 +200,8 @@ def _bronze_and_silver_rules() -> Dict[str, List[Rule]]:
         ],
         "bronze_dir_entries": [
             _unique(("capture_id", "log_dir", "entry_name"), "one row per log-dir entry"),
-            _in_set("entry_kind", ("partition", "delete", "future", "stray", "metadata", "top_file", "non_kafka"),
+            _in_set("entry_kind", ("partition", "delete", "future", "stray", "metadata", "top_file", "non_kafka",
+                                  "special"),
                     "entry kinds are known"),
             _in_set("pm_status", ("ok", "missing", "log_dir_offline", "broker_start_fails", "not_applicable"),
                     "partition.metadata outcomes are known"),

@@ -19,9 +19,9 @@ SEVERITIES = ("info", "warning", "critical")
 CHECK_IDS: Tuple[str, ...] = (
     "STALE_TOPIC_ID", "ORPHAN_REPLICA", "STRAY_NOT_ASSIGNED", "MISSING_REPLICA", "DUPLICATE_REPLICA",
     "WRONG_LOG_DIR", "MISSING_PARTITION_METADATA", "CORRUPT_PARTITION_METADATA", "LINGERING_DELETE_DIR",
-    "STRAY_DIR", "UNKNOWN_LOG_DIR_ENTRY", "FOREIGN_LOG_DIR", "TOPIC_ID_DIVERGENCE", "FUTURE_MOVE_STUCK",
-    "OFFLINE_LOG_DIR", "UNREGISTERED_LOG_DIR", "DECOMMISSIONED_BROKER_DATA", "CORDONED_LOG_DIR_HOLDS_REPLICAS",
-    "CORDON_ON_UNREGISTERED_BROKER",
+    "STRAY_DIR", "UNKNOWN_LOG_DIR_ENTRY", "SPECIAL_LOG_DIR_ENTRY", "FOREIGN_LOG_DIR", "TOPIC_ID_DIVERGENCE",
+    "FUTURE_MOVE_STUCK", "OFFLINE_LOG_DIR", "UNREGISTERED_LOG_DIR", "DECOMMISSIONED_BROKER_DATA",
+    "CORDONED_LOG_DIR_HOLDS_REPLICAS", "CORDON_ON_UNREGISTERED_BROKER",
     "PID_BLOCK_OVERLAP", "PID_BLOCK_REGRESSION", "PID_MIGRATION_REUSE", "PID_OUTSIDE_BLOCKS",
     "DELETE_INCOMPLETE", "DELETE_WITHOUT_CREATE", "ZK_DELETE_STUCK", "TOPIC_ID_CHANGED_WITHOUT_DELETE",
     "LOCAL_DELETE_WITHOUT_CONTROLLER_DELETE",
@@ -76,6 +76,7 @@ class CheckSpec:
     message: str
     remediation: str
     reclaimable: bool = False   # leftover data: its bytes count as reclaimable and the plan quarantines it
+    absence_based: bool = False  # evidence is something not found on a node: undecided when its input is damaged
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,10 @@ class Catalogue:
 
     def severities(self) -> Dict[str, str]:
         return {c.check_id: c.severity for c in self.checks.values()}
+
+    def absence_based(self) -> Tuple[str, ...]:
+        """The checks whose evidence is an absence on a node (undecided when that node's input is damaged)."""
+        return tuple(c for c in CHECK_IDS if self.checks[c].absence_based)
 
     def reclaimable(self) -> Tuple[str, ...]:
         """The checks whose open findings are leftover data (the one definition of reclaimable bytes)."""
@@ -122,9 +127,12 @@ def build_catalogue(checks: Mapping, thresholds: Thresholds) -> Catalogue:
         reclaimable = entry.get("reclaimable", False)
         if not isinstance(reclaimable, bool):
             raise CatalogueError(f"checks.{check_id}.reclaimable: expected true or false, got {reclaimable!r}")
+        absence_based = entry.get("absence_based", False)
+        if not isinstance(absence_based, bool):
+            raise CatalogueError(f"checks.{check_id}.absence_based: expected true or false, got {absence_based!r}")
         specs[check_id] = CheckSpec(check_id, family, severity, _text(entry["title"]), _text(entry["description"]),
                                     _text(entry["why"]), _text(entry["message"]), _text(entry["remediation"]),
-                                    reclaimable)
+                                    reclaimable, absence_based)
     return Catalogue(specs, thresholds)
 
 

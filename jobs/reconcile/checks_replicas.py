@@ -294,6 +294,20 @@ def unknown_entries(ctx: CheckContext) -> DataFrame:
     })
 
 
+def special_entries(ctx: CheckContext) -> DataFrame:
+    """Symlinks, FIFOs, sockets, devices in a log dir (``entry_kind`` special): what they are, never a replica
+    (Kafka's LogManager.loadLogs follows a link to a directory; kafka-recon never does)."""
+    e = ctx.bronze["bronze_dir_entries"].filter(F.col("entry_kind") == "special")
+    return rows(e, "SPECIAL_LOG_DIR_ENTRY", {
+        "broker_id": F.col("broker_id"), "log_dir": basename(F.col("log_dir")), "log_dir_path": F.col("log_dir"),
+        "dir_name": F.col("entry_name"), "bytes": F.lit(None).cast("long"), "since": F.col("newest_mtime"),
+        "replica_key": replica_key(F.col("broker_id"), F.col("log_dir"), F.col("entry_name")),
+        "details": details(what=F.coalesce(F.col("name_error"), F.lit("special file"))),
+        "evidence": evidence(path=F.concat_ws("/", F.col("log_dir"), F.col("entry_name")),
+                             what=F.col("name_error")),
+    })
+
+
 def topic_id_divergence(ctx: CheckContext) -> DataFrame:
     """Replicas of one partition with different ids when the controller has no id to decide."""
     r = ctx.replicas.filter((F.col("entry_kind") == "partition") & F.col("topic_id").isNotNull()
@@ -315,4 +329,5 @@ def topic_id_divergence(ctx: CheckContext) -> DataFrame:
 
 def all_checks(ctx: CheckContext):
     return [per_dir_checks(ctx), delete_dir_checks(ctx), delete_incomplete(ctx), missing_replicas(ctx),
-            duplicates_and_wrong_dirs(ctx), stuck_future_moves(ctx), unknown_entries(ctx), topic_id_divergence(ctx)]
+            duplicates_and_wrong_dirs(ctx), stuck_future_moves(ctx), unknown_entries(ctx), special_entries(ctx),
+            topic_id_divergence(ctx)]

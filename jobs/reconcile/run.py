@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -46,6 +46,7 @@ from .silver_build import (
     silver_producer_ids,
     silver_replicas,
 )
+from .undecided import damaged_nodes_from_bronze, mark_undecided
 
 # Every check function lives in one of these modules; each module's findings are computed by one action.
 # One plan for all of them (~140 stages on a small capture) cost more: run interpreted, a stage's task carries the
@@ -81,7 +82,8 @@ def _in_memory(tables: Mapping[str, DataFrame], actions_at_once: int) -> Dict[st
 
 
 def run_reconcile(spark: SparkSession, catalogue: Catalogue, bronze: Mapping[str, DataFrame], capture_id: str,
-                  run_id: str, capture_time: datetime, actions_at_once: Optional[int] = None) -> ReconcileResult:
+                  run_id: str, capture_time: datetime, actions_at_once: Optional[int] = None,
+                  damaged_inputs: Optional[Sequence[Mapping[str, Any]]] = None) -> ReconcileResult:
     """Reconcile one capture.
 
     :param catalogue: the checks and their thresholds (conf/checks.yaml; ``Settings.catalogue``).
@@ -90,6 +92,9 @@ def run_reconcile(spark: SparkSession, catalogue: Catalogue, bronze: Mapping[str
     :param actions_at_once: independent actions (controller frames, silver tables, check modules) run at a
         time from driver threads; the findings are the same. Default: what ingest chose with the capture's
         profile (:func:`jobs.spark_session.session_actions_at_once`).
+    :param damaged_inputs: the capture's damaged inputs with their nodes (``file``, ``node``, ``error_kind``),
+        as ingest counted them; None: found in bronze_ingest_files. Their nodes' absence-based findings are
+        undecided (:mod:`jobs.reconcile.undecided`).
     :return: silver DataFrames and the findings of this capture.
     """
     if capture_time.tzinfo is None:
@@ -133,6 +138,9 @@ def run_reconcile(spark: SparkSession, catalogue: Catalogue, bronze: Mapping[str
         return materialize(union_all(rows)) if rows else None
 
     parts = [p for p in map_at_once(module_rows, CHECK_MODULES, actions_at_once) if p is not None]
-    findings = materialize(assemble(parts, catalogue, brokers, cluster, capture_id, run_id, capture_time))
+    if damaged_inputs is None:
+        damaged_inputs = damaged_nodes_from_bronze(b["bronze_ingest_files"], b["bronze_log_dirs"])
+    findings = materialize(mark_undecided(assemble(parts, catalogue, brokers, cluster, capture_id, run_id,
+                                                   capture_time), catalogue, damaged_inputs))
     out = {name: conform(_with_run(df, capture_id, run_id, cluster), specs[name]) for name, df in silver.items()}
     return ReconcileResult(out, findings, cluster, view.mode, catalogue)

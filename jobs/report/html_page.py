@@ -112,11 +112,26 @@ def _glance(data: ReportData, summary: Dict[str, Any], dq: Optional[Dict[str, An
         f'<span>exit code <b id="exit-code">{esc(summary["exit_code"])}</b> (fail on {esc(summary["fail_on"])})</span>'
         f'<span>{esc(_fmt_int(data.findings_open))} open · {esc(_fmt_int(data.findings_new))} new · '
         f'{esc(_fmt_int(data.findings_resolved))} resolved</span></div>'
+        f'{_input_gaps(summary)}'
         f'<div class="cards">{"".join(cards)}</div>'
         f'<p class="muted">Files: <a href="{esc(links["summary_json"])}">summary.json</a> · '
         f'<a href="{esc(links["findings_csv"])}">findings.csv</a> · <a href="{esc(links["report_md"])}">report.md</a>'
         f'{dq_link}</p></section>'
     )
+
+
+def _input_gaps(summary: Dict[str, Any]) -> str:
+    """What the capture lacks or could not be read, right under the banner: a damaged or missing input is
+    about the capture, and the findings it leaves undecided say so."""
+    inputs = summary.get("inputs") or {}
+    gaps = inputs.get("gaps") or []
+    if not gaps:
+        return ""
+    head = ("Input incomplete (accepted with --allow-partial)" if inputs.get("allow_partial")
+            else "Input incomplete: this run cannot give a verdict on what it could not read")
+    items = "".join(f'<li data-reason="{esc(g.get("reason"))}"><code>{esc(g.get("reason"))}</code> '
+                    f'{esc(g.get("message"))}</li>' for g in gaps)
+    return f'<div class="input-gaps" id="input-gaps"><b>{esc(head)}</b><ul>{items}</ul></div>'
 
 
 def _charts(data: ReportData) -> str:

@@ -60,9 +60,11 @@ def render_markdown(data: ReportData, summary: Dict[str, Any], plans: Sequence[B
         f"- Files: {md(links['report_html'])}, {md(links['summary_json'])}, {md(links['findings_csv'])}"
         + (f", Data Docs {md(links['data_docs'])}" if links.get("data_docs") else ""),
         "",
-        "## At a glance",
-        "",
     ]
+    gaps = (summary.get("inputs") or {}).get("gaps") or []
+    if gaps:
+        lines += ["## Input incomplete", ""] + [f"- `{g.get('reason')}` {md(g.get('message') or '')}" for g in gaps] + [""]
+    lines += ["## At a glance", ""]
     files = summary["files"]
     lines += _table(["open", "critical", "warning", "info", "new", "resolved", "bytes reclaimable", "files seen",
                      "files ok", "files quarantined"],

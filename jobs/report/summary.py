@@ -17,8 +17,10 @@ EXIT_ERROR = 1  # the job failed (summary.json: status error, the stage, the err
 EXIT_USAGE = 2  # bad command line or configuration (one line naming the flag or key)
 EXIT_INCOMPLETE = 3  # the capture cannot support a verdict (summary.json inputs.gaps); --allow-partial accepts some
 EXIT_FINDINGS = 10  # at least one open finding at or above --fail-on
+EXIT_SIGINT = 130  # cancelled by SIGINT (Ctrl-C): 128 + the signal number, as shells report it
+EXIT_SIGTERM = 143  # cancelled by SIGTERM (a scheduler stopping the job)
 EXIT_CODES = {EXIT_OK: "ok", EXIT_FINDINGS: "findings", EXIT_ERROR: "error", EXIT_USAGE: "usage error",
-              EXIT_INCOMPLETE: "incomplete"}
+              EXIT_INCOMPLETE: "incomplete", EXIT_SIGINT: "cancelled", EXIT_SIGTERM: "cancelled"}
 FAIL_ON = ("info", "warning", "critical", "never")
 
 

@@ -102,6 +102,10 @@ def trend_chart(chart_id: str, points: Sequence[Dict[str, Any]], width: int = 11
     """Open and critical findings per run, oldest left; the current run is the last, ringed point."""
     if not points:
         return _empty(chart_id, width, "No runs yet")
+    if len(points) == 1:  # one dot is no trend: say so instead of drawing it
+        only = points[0]
+        return _empty(chart_id, width, f"First run of this cluster: {only.get('open', 0)} open, "
+                                       f"{only.get('critical', 0)} critical; the trend starts with the next run")
     left, right, top, bottom = 44, 16, 14, 34
     plot_w, plot_h = width - left - right, height - top - bottom
     top_value = max(max(max(p.get("open", 0), p.get("critical", 0)) for p in points), 1)

@@ -68,7 +68,8 @@ DIR_ENTRIES = TableSpec(
         ("log_dir", "string", ""),
         ("directory_id", "string", "the log dir's directory.id"),
         ("entry_name", "string", "name of the entry in the log dir"),
-        ("entry_kind", "string", "partition, delete, future, stray, metadata, top_file, non_kafka"),
+        ("entry_kind", "string", "partition, delete, future, stray, metadata, top_file, non_kafka, special "
+         "(symlink, FIFO, socket, device: never followed)"),
         ("is_dir", "boolean", ""),
         ("topic", "string", "topic parsed from the name (may be cut short in -delete/-stray names)"),
         ("partition", "int", ""),

@@ -71,6 +71,23 @@ def test_errors_are_marked_lines(tmp_path, capsys):
     assert [o["offset"] for o in lines if "error" not in o] == list(range(26, 59))
 
 
+def test_a_truncated_segment_exits_non_zero_and_says_how_much_could_not_be_read(tmp_path):
+    """A real metadata segment cut 10 bytes short (Kafka's own dump-log stops there with "Found 10 invalid
+    bytes at the end"): the readable records are printed, and the exit status says the file was not read whole."""
+    broken = tmp_path / "00000000000000000026.log"
+    broken.write_bytes(SEGMENT.read_bytes()[:-10])
+    proc = subprocess.run([sys.executable, "-m", "jobs.cli", "decode", str(broken)], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert proc.returncode == 1
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len([o for o in lines if "error" in o]) == 1 and [o["offset"] for o in lines if "error" not in o]
+    (message,) = proc.stderr.strip().splitlines()
+    assert "1 record(s)" in message and "could not be read" in message
+    whole = subprocess.run([sys.executable, "-m", "jobs.cli", "decode", str(SEGMENT)], capture_output=True,
+                           text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert whole.returncode == 0 and whole.stderr == ""
+
+
 def test_usage(capsys):
     assert decode_command.main([]) == 2
     assert decode_command.main(["decode"]) == 2
@@ -97,7 +114,7 @@ def test_dump_log_text_goes_through_udfs_dump_log_text(tmp_path, capsys, monkeyp
     text.write_text("Dumping x.log\nLog starting offset: 5\n| offset: 5 CreateTime: 7 payload: {}\n"
                     "| offset: 6 CreateTime: 7 payload: {\n")
     status, lines = run([str(text)], capsys)
-    assert status == 0 and len(seen) == 4
+    assert status == 1 and len(seen) == 4  # one record could not be read: not a clean exit
     assert lines[0] == {"offset": 5, "type": "NO_OP_RECORD", "version": 0, "data": {}}
     assert lines[1]["error"] == {"kind": "bad_json", "message": "not JSON", "offset": None, "line": 4}
 
@@ -210,7 +227,7 @@ def test_unsound_framing_is_decoded_in_one_pass_where_the_error_is(tmp_path, mon
     monkeypatch.setattr(decode_command, "_processes", lambda: 2)
     assert decode_command._parts(broken, 2) == [(0, None)]
     status, lines = run(["decode", str(broken)], capsys)
-    assert status == 0 and lines == serial and lines[-1]["error"]["kind"] == "truncated_batch"
+    assert status == 1 and lines == serial and lines[-1]["error"]["kind"] == "truncated_batch"
     assert decode_command._parts(broken.with_name("missing.log"), 2) == [(0, None)]
     assert decode_command._parts(SNAPSHOT, 1) == [(0, None)]
 

@@ -178,3 +178,16 @@ def test_findings_without_a_broker_are_labelled_cluster_wide():
     assert 'data-label="not broker-specific" data-value="1"' in page
     assert "<h3>Not broker-specific — 1 item</h3>" in page
     assert "### Not broker-specific" in render_markdown(data, summary, plans, settings, None, links)
+
+
+def test_a_single_run_trend_says_first_run_instead_of_a_lone_dot():
+    from jobs.report.svg import trend_chart
+
+    one = trend_chart("chart-trend", [{"run_id": "r1", "capture_time": "2026-11-22T03:00:00+00:00", "open": 7,
+                                       "critical": 2, "current": True}])
+    assert "First run of this cluster: 7 open, 2 critical" in one and "<circle" not in one
+    two = trend_chart("chart-trend", [{"run_id": "r0", "capture_time": "2026-11-21T03:00:00+00:00", "open": 5,
+                                       "critical": 1, "current": False},
+                                      {"run_id": "r1", "capture_time": "2026-11-22T03:00:00+00:00", "open": 7,
+                                       "critical": 2, "current": True}])
+    assert "First run" not in two and "<circle" in two
