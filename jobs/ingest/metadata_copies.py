@@ -30,6 +30,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from jobs.engine.local_frames import local_frame
+from jobs.engine.versions import apply_in_arrow
 from jobs.tables.spec import ddl_arrow_schema, ddl_fields
 
 SOURCE_RANK = {"segment": 0, "dump_log_text": 2}
@@ -182,8 +183,8 @@ def _summaries(batches: DataFrame, copy_facts: Sequence[tuple], has_batches: boo
     """One Spark query: each copy's summary row from :func:`_parts`, grouped by copy."""
     by_id: Dict[str, dict] = {}
     if has_batches:
-        summary = _parts(batches, chunk_bytes).groupBy("copy_id").applyInArrow(
-            functools.partial(_copy_summary, chunk_bytes), SUMMARY_DDL)
+        summary = apply_in_arrow(_parts(batches, chunk_bytes), "copy_id",
+                                 functools.partial(_copy_summary, chunk_bytes), SUMMARY_DDL)
         by_id = {r["copy_id"]: r.asDict() for r in summary.collect()}
     for copy_id, broker_id, log_dir in copy_facts:
         row = by_id.setdefault(copy_id, {"copy_id": copy_id, "records": 0, "snapshot_ends": []})
