@@ -15,6 +15,8 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "collect": ("collector.cli", "pack a broker's log dirs into one snapshot file (read-only)"),
     "decode": ("jobs.decode_command", "print every record of metadata segments/snapshots/dump-log text as JSON lines"),
     "demo": ("jobs.demo", "simulate the demo fleet and run the nightly job on it"),
+    "migrate": ("jobs.tables.migrate", "bring existing Delta tables to this release's schemas (--check, --rewrite)"),
+    "maintain": ("jobs.tables.maintain", "OPTIMIZE and VACUUM the Delta tables (retention: storage.vacuum_retention_hours)"),
     "class-archive": ("jobs.class_archive_build", "build the JVM class archive that starts each local session ~2 s sooner"),
 }
 

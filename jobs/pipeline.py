@@ -109,6 +109,9 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
         preload_in_background()  # GX's import overlaps the session's start and the ingest
     spark = spark or get_spark_for_capture(settings.spark, units)
     store = DeltaStore.from_settings(spark, settings.storage)
+    evolved = store.prepare_tables()  # a table the job cannot use stops the run before anything is committed
+    if evolved:
+        get_logger().info("stage=tables columns_added=%s", json.dumps(evolved, sort_keys=True))
     sweeper = sweep_in_background(store, settings.storage.staging_max_age_hours)
     capture_id = derive_capture_id(captures, capture_time)
     out = Path(out_dir)
