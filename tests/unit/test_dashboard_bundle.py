@@ -34,7 +34,8 @@ def test_the_dashboard_file_is_built_from_the_sql_files():
 
 
 def _output_columns(sql: str) -> set:
-    select = re.split(r"\bFROM\b", sql.split("SELECT", 1)[1], maxsplit=1)[0]
+    main = list(re.finditer(r"^SELECT\b", sql, re.M))[-1]  # the outer query (subqueries and CTEs are indented)
+    select = re.split(r"\bFROM\b", sql[main.end():], maxsplit=1)[0]
     named = set(re.findall(r"\bAS\s+([a-z_]+)\b", select))
     bare = {m.split(".")[-1] for m in re.findall(r"^\s*([a-z_.]+),?\s*$", select, re.M)}
     bare |= {m.split(".")[-1] for m in re.findall(r"(?:^|,)\s*([a-z_.]+)(?=\s*(?:,|$))", select.replace("\n", " "))}
