@@ -16,9 +16,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from test_reconcile_kraft_checks import build
 
+from jobs.dashboards import run_query
 from jobs.reconcile import run_reconcile
 from jobs.reconcile.catalogue import default_catalogue
 from jobs.reconcile.gold import findings_as_of, run_summary_frame, run_summary_values, write_findings
+from jobs.report.summary import schema_errors
 from jobs.report.writer import write_reports
 from jobs.tables.delta_store import DeltaStore
 from tests.settings_from import settings_from
@@ -123,6 +125,18 @@ def test_any_order_of_captures_gives_the_capture_time_order_table(spark, tmp_pat
         _run(spark, reference, nights, capture_id, n)
     expected = _table(reference)
     assert {fid: v[:6] for fid, v in expected.items()} == oracle
+    # the dashboard's over-time queries read the same one point per capture
+    per_capture = {c: len(nights[c][2]) for c in in_time}
+    trend = {r["capture_id"]: r for r in run_query(spark, reference, "new_vs_resolved_per_run").collect()}
+    assert {c: r["open_findings"] for c, r in trend.items()} == per_capture
+    assert {c: (r["new_findings"], r["resolved_findings"]) for c, r in trend.items()} == {
+        c: (sum(v[2] == c for v in oracle.values()), sum(v[5] == nights[c][0] for v in oracle.values()))
+        for c in in_time}
+    new_vs_resolved = run_query(spark, reference, "new_vs_resolved_per_run").collect()
+    by_time = {}
+    for r in run_query(spark, reference, "open_findings_by_family_over_time").collect():
+        by_time[_utc(r["capture_time"])] = by_time.get(_utc(r["capture_time"]), 0) + r["open_findings"]
+    assert by_time == {nights[c][0]: n for c, n in per_capture.items()}
 
     rng = random.Random(66)
     orders = [list(reversed(in_time)), rng.sample(in_time, len(in_time)),
@@ -137,10 +151,11 @@ def test_any_order_of_captures_gives_the_capture_time_order_table(spark, tmp_pat
         summary = store.read("gold_run_summary").collect()
         assert sorted(r["capture_id"] for r in summary) == sorted(in_time)  # one trend point per capture
         reference_rows = {r["capture_id"]: r for r in reference.read("gold_run_summary").collect()}
-        for r in summary:
+        for r in summary:  # what a capture showed is the same in any order (new/resolved: as of its run)
             want = reference_rows[r["capture_id"]]
-            assert (r["open_findings"], r["new_findings"], r["resolved_findings"], r["bytes_reclaimable"]) == \
-                (want["open_findings"], want["new_findings"], want["resolved_findings"], want["bytes_reclaimable"])
+            assert (r["open_findings"], r["bytes_reclaimable"], r["counts_by_check_json"]) == \
+                (want["open_findings"], want["bytes_reclaimable"], want["counts_by_check_json"])
+        assert sorted(run_query(spark, store, "new_vs_resolved_per_run").collect()) == sorted(new_vs_resolved)
 
 
 @pytest.mark.spark
@@ -156,6 +171,7 @@ def test_a_backfill_reports_its_capture_and_leaves_the_current_state(spark, tmp_
         out = tmp_path / f"out-{n}"
         row = _run(spark, store, nights, capture_id, n, out_dir=out)
         summary = json.loads((out / "summary.json").read_text())
+        assert schema_errors(summary) == []
         stored = store.read("gold_run_summary").where(f"capture_id = '{capture_id}'").collect()
         assert len(stored) == 1 and stored[0]["run_id"] == row["run_id"]
         stored = stored[0]
