@@ -17,6 +17,8 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "demo": ("jobs.demo", "simulate the demo fleet and run the nightly job on it"),
     "gate": ("jobs.gate", "exit with a finished run's verdict (summary.json) under --fail-on: a scheduler's last step"),
     "pyfiles": ("jobs.pyfiles", "write the job's code as one zip for spark-submit --py-files"),
+    "migrate": ("jobs.tables.migrate", "bring existing Delta tables to this release's schemas (--check, --rewrite)"),
+    "maintain": ("jobs.tables.maintain", "OPTIMIZE and VACUUM the Delta tables (retention: storage.vacuum_retention_hours)"),
     "class-archive": ("jobs.engine.class_archive_build", "build the JVM class archive that starts each local session ~2 s sooner"),
 }
 

@@ -33,6 +33,7 @@ MINIMUM: Dict[str, int] = {
                      "reconcile.cordoned_dir_max_ms",
                      "spark.small_capture_jvm_below_bytes", "spark.interpreted_below_rows",
                      "spark.small_capture_actions_at_once", "storage.staging_max_age_hours", "storage.commit_retries",
+                     "storage.vacuum_retention_hours",
                      "storage.write_parallelism", "ingest.max_embedded_file_bytes", "ingest.max_segment_scan_bytes",
                      "ingest.segment_summary_bytes", "ingest.direct_first_pass_min_bytes", "report.max_rows_in_html",
                      "report.max_rows_in_md", "report.max_pid_blocks", "report.max_evidence_chars",

@@ -111,7 +111,7 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     """Raises :class:`jobs.run_outcome.IncompleteCapture` after ingest when the capture has no log dir or no
     controller view (unless ``allow_partial``); later gaps end the run with status ``incomplete``."""
     from jobs.ingest.stage import run_ingest
-    from jobs.reconcile.gold import run_summary_frame, run_summary_values, write_findings
+    from jobs.reconcile.gold import findings_as_of, run_summary_frame, run_summary_values, write_findings
     from jobs.reconcile.run import run_reconcile
     from jobs.report.writer import write_reports
     from jobs.spark_session import get_spark_for_capture, session_small_capture
@@ -126,6 +126,9 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
         preload_in_background()  # GX's import overlaps the session's start and the ingest
     spark = spark or get_spark_for_capture(settings.spark, units)
     store = DeltaStore.from_settings(spark, settings.storage)
+    evolved = store.prepare_tables()  # a table the job cannot use stops the run before anything is committed
+    if evolved:
+        get_logger().info("stage=tables columns_added=%s", json.dumps(evolved, sort_keys=True))
     sweeper = sweep_in_background(store, settings.storage.staging_max_age_hours)
     capture_id = derive_capture_id(captures, capture_time)
     out = Path(out_dir)
@@ -191,17 +194,19 @@ def run_pipeline(settings: Settings, captures: List[str], out_dir: str, capture_
     findings = store.read("gold_findings")
     summary_row.update(finished_at=datetime.now(timezone.utc), stage_seconds_json=json.dumps(timer.seconds,
                                                                                             sort_keys=True))
-    store.replace_slice("gold_run_summary", run_summary_frame(spark, summary_row), slice={"run_id": run_id},
+    # one row per capture: a re-run of a capture replaces its row (the trend has one point per capture)
+    store.replace_slice("gold_run_summary", run_summary_frame(spark, summary_row), slice={"capture_id": capture_id},
                         run_id=run_id)
 
     with _stage(timer, spark, "report"):
         paths = write_reports(spark, settings.report, settings.catalogue, out,
-                              findings.where(F.col("cluster_id").eqNullSafe(result.cluster_id)),
+                              findings_as_of(store, result.findings, result.cluster_id, when),
                               {**summary_row, "fail_on": fail_on, "input_gaps": gaps, "allow_partial": allow_partial},
                               history_df=store.read("gold_run_summary"),
                               pid_blocks_df=store.read("silver_producer_id_blocks")
                               .where(F.col("capture_id") == capture_id),
                               dq_summary=dq.summary if dq else None, fail_on=fail_on,
+                              history_findings_df=findings.where(F.col("cluster_id").eqNullSafe(result.cluster_id)),
                               log_dirs_df=store.read("bronze_log_dirs").where(F.col("capture_id") == capture_id))
         if dq is not None:
             dq.wait_for_docs()  # built while the rows and the report were written; the report links to it

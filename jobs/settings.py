@@ -63,6 +63,7 @@ class StorageSettings:
     commit_retries: int
     write_parallelism: int
     staging_max_age_hours: float
+    vacuum_retention_hours: float
 
 
 @dataclass(frozen=True)

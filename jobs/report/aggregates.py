@@ -270,7 +270,10 @@ def _trend(history_df, run: RunInfo, limit: int, current: Dict[str, Any]) -> Lis
         df = history_df
         if run.cluster_id and "cluster_id" in df.columns:
             df = df.where(F.col("cluster_id") == F.lit(run.cluster_id))
-        rows = (df.where(F.col("run_id") != F.lit(run.run_id))
+        other = F.col("run_id") != F.lit(run.run_id)
+        if run.capture_id and "capture_id" in df.columns:  # an earlier run of this capture is this point
+            other = other & (F.col("capture_id") != F.lit(run.capture_id))
+        rows = (df.where(other)
                 .select("run_id", F.unix_micros("capture_time").alias("t"), "open_findings", "critical", "warning",
                         "info", "new_findings", "resolved_findings", "status")
                 .orderBy(F.col("t").desc_nulls_last(), F.col("run_id").desc())
@@ -331,7 +334,9 @@ def _history_by_check_and_broker(findings_df, run: RunInfo, trend: List[Dict[str
 
 
 def collect_report_data(findings_df, run_summary: Dict[str, Any], history_df, pid_blocks_df,
-                        settings: ReportSettings) -> ReportData:
+                        settings: ReportSettings, history_findings_df=None) -> ReportData:
+    """The report of one run: counts and rows from ``findings_df``, the trend from ``history_df`` and
+    ``history_findings_df`` (default ``findings_df``: the whole cluster's gold_findings)."""
     run = run_info(run_summary)
     scope = report_scope(findings_df, run)
     counts = _counts(scope, run, settings)
@@ -341,7 +346,8 @@ def collect_report_data(findings_df, run_summary: Dict[str, Any], history_df, pi
                **counts["by_severity"], "new": counts["new"], "resolved": counts["resolved"],
                "status": "findings" if counts["open"] else "ok"}
     trend = _trend(history_df, run, settings.trend_runs, current)
-    trend_by_check, trend_by_broker = _history_by_check_and_broker(findings_df, run, trend,
+    history = findings_df if history_findings_df is None else history_findings_df
+    trend_by_check, trend_by_broker = _history_by_check_and_broker(history, run, trend,
                                                                    settings.reclaimable_checks)
     return ReportData(
         run=run, by_severity=counts["by_severity"], by_check=counts["by_check"], by_broker=counts["by_broker"],

@@ -1,16 +1,20 @@
-"""summary.json: the versioned, documented record of one run for dashboards (schema: docs/report.md).
+"""summary.json: the versioned, documented record of one run for dashboards (docs/report.md), with a
+published JSON Schema (``summary.schema.json`` beside this module, shipped in the package).
 
-Bump ``SCHEMA_VERSION`` only for breaking changes (a field removed, renamed or retyped); new fields may be
-added within a version, so readers must ignore fields they do not know.
+Bump ``SCHEMA_VERSION`` (and the schema's ``schema_version`` const) only for breaking changes (a field
+removed, renamed or retyped); new fields may be added within a version, so readers must ignore fields they do
+not know. Tests validate every summary the job writes against the schema.
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Optional
+from pathlib import Path
+from typing import Any, Dict, List, Optional
 
 from .aggregates import SEVERITY_RANK, ReportData
 
 SCHEMA_VERSION = 1
+SCHEMA_FILE = Path(__file__).with_name("summary.schema.json")
 # exit codes (README "Exit codes"; Spark reserves 50-52, 124 and 127): one owner, here
 EXIT_OK = 0  # no open finding at or above --fail-on
 EXIT_ERROR = 1  # the job failed (summary.json: status error, the stage, the error)
@@ -113,3 +117,18 @@ def build_summary(data: ReportData, run_summary: Dict[str, Any], fail_on: str,
         "dq": dq,
         "report_files": dict(report_files),
     }
+
+
+def summary_schema() -> Dict[str, Any]:
+    """The published JSON Schema of summary.json (draft 2020-12)."""
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+def schema_errors(doc: Any) -> List[str]:
+    """Every way ``doc`` breaks the published schema, one line each (``path: message``); empty when valid.
+    Uses ``jsonschema`` (installed with Great Expectations), imported only here."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(summary_schema())
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(document)'}: {e.message}"
+            for e in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]

@@ -87,13 +87,15 @@ def log_dir_paths(log_dirs_df, limit: int = 100_000) -> Dict[Tuple[str, str], st
 def write_reports(spark, report: ReportSettings, catalogue: Catalogue, out_dir, findings_df,
                   run_summary: Dict[str, Any], history_df=None, pid_blocks_df=None,
                   dq_summary: Optional[Dict[str, Any]] = None, fail_on: Optional[str] = None,
-                  log_dirs_df=None) -> ReportPaths:
+                  log_dirs_df=None, history_findings_df=None) -> ReportPaths:
     """Write the four report files into ``out_dir``.
 
     :param report: the ``report`` section (``Settings.report``: its fail_on is run.fail_on).
     :param catalogue: the run's check catalogue: reclaimable checks, and the explanations check ids link to.
     :param findings_df: ``gold_findings`` (any superset: rows are scoped to the run's cluster, open ones plus
-        the ones this run resolved).
+        the ones this run resolved); the pipeline hands the capture's view (``jobs.reconcile.gold.findings_as_of``).
+    :param history_findings_df: the cluster's ``gold_findings`` for the per-check and per-broker trend (None:
+        ``findings_df``).
     :param run_summary: this run's ``gold_run_summary`` row as a dict (run_id required; capture_time etc. as
         datetimes — naive means UTC — or ISO text); ``stage_seconds_json`` or ``stages`` for timings.
     :param history_df: ``gold_run_summary`` for the trend (None: only this run).
@@ -111,7 +113,8 @@ def write_reports(spark, report: ReportSettings, catalogue: Catalogue, out_dir, 
     out.mkdir(parents=True, exist_ok=True)
     generated_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    data = collect_report_data(findings_df, run_summary, history_df, pid_blocks_df, settings)
+    data = collect_report_data(findings_df, run_summary, history_df, pid_blocks_df, settings,
+                               history_findings_df=history_findings_df)
     links: Dict[str, Optional[str]] = dict(FILE_NAMES)
     links["data_docs"] = _docs_link(out, dq_summary)
     summary = build_summary(data, run_summary, settings.fail_on, dq_summary, links, generated_at)

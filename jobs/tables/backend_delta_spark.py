@@ -21,7 +21,7 @@ import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from . import merge_clauses as mc
-from .spec import TableSpec
+from .spec import SCHEMA_VERSION_PROPERTY, TableSpec
 from .store_errors import ConcurrentTableUpdateError, TableMissingError
 from .table_predicates import SOURCE, TARGET, SliceValue, key_condition, slice_predicate
 
@@ -90,6 +90,7 @@ class DeltaSparkBackend:
             builder = builder.partitionedBy(*spec.partition_by)
         if spec.description:
             builder = builder.comment(spec.description)
+        builder = builder.property(SCHEMA_VERSION_PROPERTY, str(spec.version))  # as the embedded backend records it
         builder.execute()
 
     def _ensure_schema(self, location: str) -> None:

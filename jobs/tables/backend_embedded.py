@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import json
 import logging
 import random
 import time
 import uuid
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
@@ -43,12 +42,25 @@ from .embedded_log import (
     TableMoved,
     TablePaths,
     commit,
+    commit_merge,
     ensure_table,
+    evolve_table,
     normalise_commit,
     read_snapshot,
+    schema_plan,
     table_paths,
+    unfixable_problems,
 )
-from .embedded_merge import any_condition, apply_clauses
+from .embedded_merge import (
+    ACTION_COL,
+    COPIED,
+    DROPPED,
+    action_counts,
+    any_condition,
+    apply_clauses,
+    merge_metrics,
+    merge_parameters,
+)
 from .parquet_files import (
     STAGING_DIR,
     StagedParquet,
@@ -103,6 +115,25 @@ class EmbeddedBackend:
     def create(self, spec: TableSpec, location: str) -> int:
         """Create the table (version 0, no files) unless it exists; check an existing table's schema."""
         return self._ensure(spec, location).version()
+
+    def schema_problems(self, spec: TableSpec, location: str) -> Tuple[str, ...]:
+        """What of an existing table's schema the job cannot fix itself (empty: none, or no table)."""
+        from deltalake import DeltaTable
+
+        uri = table_paths(location).delta_uri
+        return unfixable_problems(spec, DeltaTable(uri)) if DeltaTable.is_deltatable(uri) else ()
+
+    def evolve(self, spec: TableSpec, location: str) -> Tuple[str, ...]:
+        """Add the spec's nullable columns an existing table lacks; the names added."""
+        from deltalake import DeltaTable
+
+        uri = table_paths(location).delta_uri
+        if not DeltaTable.is_deltatable(uri):
+            return ()
+        table = DeltaTable(uri)
+        additions, _ = schema_plan(spec, table)
+        evolve_table(spec, table)
+        return tuple(f.name for f in additions)
 
     # ------------------------------------------------------------------ reads
 
@@ -221,14 +252,17 @@ class EmbeddedBackend:
         paths = table_paths(location)
         source = source.persist(StorageLevel.MEMORY_AND_DISK)  # every pass and retry sees the same rows
         try:
+            source_rows = source.count()  # numSourceRows of the commit's metrics (the rows are cached)
             return self._run(spec, paths, "merge",
-                             lambda: self._merge_once(spec, location, paths, source, on, clauses, run_id), [])
+                             lambda: self._merge_once(spec, location, paths, source, on, clauses, run_id,
+                                                      source_rows), [])
         finally:
             source.unpersist()
 
-    def _merge_once(self, spec, location, paths, source, on, clauses, run_id) -> int:
+    def _merge_once(self, spec, location, paths, source, on, clauses, run_id, source_rows: int) -> int:
         from pyspark.sql import functions as F
 
+        began = time.monotonic()
         snapshot = self._snapshot(location)
         matched = mc.of_kind(clauses, mc.MATCHED)
         inserts = mc.of_kind(clauses, mc.NOT_MATCHED)
@@ -277,20 +311,39 @@ class EmbeddedBackend:
                 left_alone = old.join(src, condition, "left_semi")
                 if matched:
                     left_alone = left_alone.join(acted.select(FILE_COL, ROW_COL), [FILE_COL, ROW_COL], "left_anti")
-                parts.append(left_alone.select(*spec.column_names))
+                parts.append(left_alone.select(*spec.column_names, F.lit(COPIED).alias(ACTION_COL)))
             parts.append(apply_clauses(old.join(src, condition, "left_anti"), by_source, spec, keep_unmatched=True))
         if inserts:
             fresh = src.join(target.select(*on).alias("t"), condition, "left_anti")
             parts.append(apply_clauses(fresh, inserts, spec, keep_unmatched=False))
-        new_files = self._write(spec, paths, functools.reduce(lambda a, b: a.unionByName(b), parts)) if parts else []
+        new_files, counts = self._write_merged(spec, paths, parts)
         if not rewrite and not new_files:
             return snapshot.version  # nothing changes: no commit
+        metrics = merge_metrics(counts, source_rows, rewrite, new_files, int((time.monotonic() - began) * 1000))
         try:
             return self._commit(snapshot, location, rewrite, new_files, "MERGE", run_id,
-                                parameters={"on": json.dumps(list(on))})
+                                parameters=merge_parameters(on, clauses), metrics=metrics)
         except TableMoved:
             self._discard(paths, new_files)
             raise
+
+    def _write_merged(self, spec: TableSpec, paths: TablePaths, parts) -> Tuple[List[NewFile], Dict[str, int]]:
+        """Write a merge's output rows (``parts``, each row tagged with what MERGE did to it) and count the rows
+        per action while Spark writes them (an ``Observation``: no job of its own). Deleted and skipped rows
+        are counted, not written."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        if not parts:
+            return [], {}
+        tagged = functools.reduce(lambda a, b: a.unionByName(b), parts)
+        if is_empty_local(tagged):
+            return [], {}
+        observation = Observation("kafka_recon_merge")
+        kept = (tagged.observe(observation, *action_counts(tagged))
+                .filter(~F.col(ACTION_COL).isin(*DROPPED)).drop(ACTION_COL))
+        new_files = self._write(spec, paths, kept)
+        return new_files, dict(observation.get)
 
     # ------------------------------------------------------------------ write machinery
 
@@ -411,9 +464,12 @@ class EmbeddedBackend:
 
     def _commit(self, snapshot: Snapshot, location: str, removes: Sequence[ActiveFile], adds: Sequence[NewFile],
                 operation: str, run_id: Optional[str], blind_append: bool = False,
-                parameters: Optional[Mapping[str, str]] = None) -> int:
-        """One commit (a method, so a test can interleave another writer right before it)."""
-        return commit(snapshot, location, removes, adds, operation, run_id, blind_append, parameters)
+                parameters: Optional[Mapping[str, str]] = None, metrics: Optional[Mapping[str, str]] = None) -> int:
+        """One commit (a method, so a test can interleave another writer right before it); a MERGE is
+        recorded as Delta records one (:func:`.embedded_log.commit_merge`)."""
+        if operation == "MERGE":
+            return commit_merge(snapshot, location, removes, adds, run_id, parameters or {}, metrics or {})
+        return commit(snapshot, location, removes, adds, operation, run_id, blind_append, parameters, metrics)
 
     def _run(self, spec: TableSpec, paths: TablePaths, operation: str, attempt: Callable[[], int],
              staged: Sequence[NewFile]) -> int:

@@ -195,6 +195,28 @@ class DeltaStore:
         """Create the table if missing (no rows) and check an existing one's schema; return its version."""
         return self.backend.create(self.spec(name), self.location(name))
 
+    def prepare_tables(self) -> Dict[str, List[str]]:
+        """Before a run commits anything: check every existing table against its spec, then bring older ones
+        up to it. A table that differs in a way the job cannot fix (a retyped, unknown or NOT NULL column,
+        other partitioning, a newer schema version) raises ``SchemaMismatchError`` naming every such table,
+        column, expected and found type, and the command that fixes it, before any table is changed; then
+        the spec's nullable columns that tables lack are added (Delta schema evolution). Returns
+        ``{table: [columns added]}``. A backend that cannot inspect tables itself (delta-spark) checks each
+        table when it is first written, as before."""
+        check = getattr(self.backend, "schema_problems", None)
+        if check is None:
+            return {}
+        problems = {name: check(spec, self.location(name)) for name, spec in self.tables.items()}
+        problems = {name: found for name, found in problems.items() if found}
+        if problems:
+            from .embedded_log import MIGRATE
+
+            lines = [f"{name}: {p}" for name, found in problems.items() for p in found]
+            raise SchemaMismatchError(", ".join(problems), lines, what="existing tables",
+                                      fix="; ".join(MIGRATE.format(table=name) for name in problems))
+        added = {name: list(self.backend.evolve(spec, self.location(name))) for name, spec in self.tables.items()}
+        return {name: columns for name, columns in added.items() if columns}
+
     def version(self, name: str) -> int:
         """Latest committed version (``TableMissingError`` if there is no table)."""
         return self.backend.version(self.location(name))

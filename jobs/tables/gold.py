@@ -40,7 +40,8 @@ FINDINGS = TableSpec(
 RUN_SUMMARY = TableSpec(
     name="gold_run_summary",
     layer="gold",
-    description="One row per nightly run: inputs, counts by check and severity, bytes, durations.",
+    description="One row per capture (its latest run: a re-run replaces it): inputs, counts by check and severity, "
+                "bytes, durations.",
     keys=("run_id",),
     slice_column="run_id",
     columns=cols(

@@ -11,6 +11,8 @@ from typing import Tuple
 import pyarrow as pa
 
 LAYERS = ("bronze", "silver", "gold")
+# the table property that records which spec version a table's schema is (set at creation, raised by evolution)
+SCHEMA_VERSION_PROPERTY = "kafka_recon.schema_version"
 
 _ARROW = {
     "string": pa.string(),
@@ -66,10 +68,15 @@ class TableSpec:
     description: str = ""
     slice_column: str = "capture_id"  # what ``replace_slice`` replaces by default
     extra: dict = field(default_factory=dict, compare=False)
+    # raised with each schema change; a release may only add nullable columns to a version (the job adds
+    # them to existing tables itself); dropping or retyping a column needs ``kafka-recon migrate --rewrite``
+    version: int = 1
 
     def __post_init__(self) -> None:
         if self.layer not in LAYERS:
             raise ValueError(f"table {self.name}: layer {self.layer!r} not in {LAYERS}")
+        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 1:
+            raise ValueError(f"table {self.name}: version must be an int >= 1, got {self.version!r}")
         names = [c.name for c in self.columns]
         if len(set(names)) != len(names):
             raise ValueError(f"table {self.name}: duplicate column names")

@@ -14,12 +14,15 @@ class SchemaMismatchError(ValueError):
     ``problems`` holds one line per offending column: missing, unexpected, or expected type vs found type.
     """
 
-    def __init__(self, table: str, problems: Sequence[str], what: str = "DataFrame") -> None:
+    def __init__(self, table: str, problems: Sequence[str], what: str = "DataFrame", fix: str = "") -> None:
         self.table = table
         self.problems = tuple(problems)
+        self.fix = fix
+        # the first line names every problem (a log line or a one-line error shows only that), then one a line
         lines = "\n  - ".join(self.problems)
-        super().__init__(f"{what} does not match the schema of table {table!r} "
-                         f"({len(self.problems)} problem(s)):\n  - {lines}")
+        remedy = f"; fix: {fix}" if fix else ""
+        super().__init__(f"{what} does not match the schema of table {table!r} ({len(self.problems)} problem(s): "
+                         f"{'; '.join(self.problems)}){remedy}\n  - {lines}")
 
 
 class SliceMismatchError(ValueError):

@@ -71,7 +71,19 @@ def test_dashboard_sql_agrees_with_the_run_summary(demo_run, spark):
 
     store = DeltaStore.from_settings(spark, settings_from(f"storage.root={demo_run['tables']}").storage)
     assert set(DASHBOARD_QUERIES) == {"open_findings_by_severity_over_time", "bytes_reclaimable_by_broker",
-                                      "critical_findings_now", "data_quality_results", "open_findings_by_family"}
+                                      "critical_findings_now", "data_quality_results", "open_findings_by_family",
+                                      "open_findings_by_family_over_time", "new_vs_resolved_per_run",
+                                      "time_to_resolve", "data_quality_pass_rate_over_time", "freshness_per_cluster",
+                                      "alert_new_critical_findings", "alert_no_successful_run"}
+    for name in DASHBOARD_QUERIES:  # every dashboard and alert query runs on the run's tables
+        run_query(spark, store, name).collect()
+    assert [r["new_critical"] for r in run_query(spark, store, "alert_new_critical_findings").collect()] == \
+        [demo_run["summary"]["counts"]["by_severity"]["critical"]]  # one run: every critical finding is new
+    (fresh,) = run_query(spark, store, "freshness_per_cluster").collect()
+    assert fresh["hours_since_success"] < 26
+    over_time = {}
+    for r in run_query(spark, store, "open_findings_by_family_over_time").collect():
+        over_time[r["family"]] = over_time.get(r["family"], 0) + r["open_findings"]
     by_sev = {r["severity"]: r["open_findings"]
               for r in run_query(spark, store, "open_findings_by_severity_over_time").collect()}
     assert by_sev == demo_run["summary"]["counts"]["by_severity"]
@@ -93,7 +105,7 @@ def test_dashboard_sql_agrees_with_the_run_summary(demo_run, spark):
     families = {}
     for r in run_query(spark, store, "open_findings_by_family").collect():
         families[r["family"]] = families.get(r["family"], 0) + r["open_findings"]
-    assert families == by_family and "other" not in families
+    assert families == by_family == over_time and "other" not in families
     dq = run_query(spark, store, "data_quality_results").collect()
     assert dq and all(r["failed"] == 0 for r in dq)
     assert sum(r["expectations"] for r in dq) == demo_run["summary"]["dq"]["expectations"]

@@ -39,6 +39,13 @@ def runs(spark, tmp_path_factory, devsample_dir):
         "day2": nightly.main(["--capture", str(day2), "--out", str(base / "out2"), "--fail-on", "info",
                               "--capture-time", "2026-11-22T02:00:00Z", *common]),
     }
+    from deltalake import DeltaTable
+
+    (base / "gold_after_day2.json").write_text(
+        DeltaTable(str(base / "tables" / "gold_findings")).to_pandas().to_json(orient="records", date_unit="us"))
+    # a backfill: the older capture again, after the newer one (the issue's re-run of Nov 27 after Nov 28)
+    codes["day1_backfill"] = nightly.main(["--capture", str(devsample_dir), "--out", str(base / "out1c"),
+                                           "--fail-on", "never", "--capture-time", "2026-11-21T02:00:00Z", *common])
     return base, codes
 
 
@@ -55,7 +62,8 @@ def test_lagging_replicas_of_broker_103_are_not_findings(runs):
 
 def test_exit_codes_follow_fail_on(runs):
     _, codes = runs
-    assert codes == {"day1": nightly.EXIT_FINDINGS, "day1_again": nightly.EXIT_OK, "day2": nightly.EXIT_FINDINGS}
+    assert codes == {"day1": nightly.EXIT_FINDINGS, "day1_again": nightly.EXIT_OK, "day2": nightly.EXIT_FINDINGS,
+                     "day1_backfill": nightly.EXIT_OK}
 
 
 def test_rerun_of_a_capture_is_idempotent_and_ids_are_stable(runs, spark):
@@ -84,3 +92,29 @@ def test_problem_gone_on_day2_is_resolved_and_others_stay_open(runs):
     assert (still_open["last_seen"].astype(str).str.startswith("2026-11-22 02:00:00")).all()
     summary = json.loads((base / "out2" / "summary.json").read_text())
     assert summary["findings_resolved"] == 1
+
+
+def test_a_backfill_of_the_older_capture_changes_no_current_state_and_reports_that_capture(runs):
+    """Re-running day 1 after day 2: gold_findings is what day 2 left (the stray dir stays resolved), the run's
+    summary.json describes day 1's capture and says what its gold_run_summary row says, and there is still one
+    row (one trend point) per capture."""
+    base, _ = runs
+    from deltalake import DeltaTable
+
+    from jobs.report.summary import schema_errors
+
+    keep = ["finding_id", "status", "first_seen", "last_seen", "resolved_at", "first_seen_capture"]
+    before = json.loads((base / "gold_after_day2.json").read_text())
+    after = json.loads(DeltaTable(str(base / "tables" / "gold_findings")).to_pandas()
+                       .to_json(orient="records", date_unit="us"))
+    assert sorted([{k: r[k] for k in keep} for r in after], key=lambda r: r["finding_id"]) == \
+        sorted([{k: r[k] for k in keep} for r in before], key=lambda r: r["finding_id"])
+    summary = json.loads((base / "out1c" / "summary.json").read_text())
+    assert schema_errors(summary) == []
+    runs_table = DeltaTable(str(base / "tables" / "gold_run_summary")).to_pandas()
+    assert sorted(runs_table["capture_id"]) == sorted(set(runs_table["capture_id"])) and len(runs_table) == 2
+    row = runs_table[runs_table["run_id"] == summary["run_id"]].iloc[0]
+    assert summary["findings_open"] == row["open_findings"] == len(devsample_truth.FINDINGS)
+    assert (summary["findings_new"], summary["findings_resolved"]) == (row["new_findings"], row["resolved_findings"])
+    assert summary["counts"]["by_check"] == json.loads(row["counts_by_check_json"])
+    assert devsample_truth.from_rows(_findings(base / "out1c")) == devsample_truth.FINDINGS

@@ -292,6 +292,20 @@ def test_merge_inserts_updates_and_marks_missing_rows(spark, store):
     assert_df(store.read("t_findings", version=1), FINDINGS, BASE_FINDINGS)
     (last,) = store.history("t_findings", limit=1)
     assert (last["version"], last["operation"], last["run_id"], last["read_version"]) == (2, "MERGE", "r2", 1)
+    # what a Delta reader's DESCRIBE HISTORY shows: the log's own commitInfo, not our normalised view
+    raw, added, removed = delta_log_commit(store.location("t_findings"), 2)
+    assert raw["operation"] == "MERGE" and json.loads(raw["userMetadata"])["run_id"] == "r2"
+    assert raw["operationParameters"]["predicate"] == "t.`finding_id` <=> s.`finding_id`"
+    m = {k: int(v) for k, v in raw["operationMetrics"].items()}
+    # Delta's MERGE metrics (delta-spark MergeIntoCommand): f1 updated, f4 inserted, f2 resolved by source;
+    # f3 is copied when it shares a rewritten file; output = inserted + updated + copied = rows of the new files
+    assert (m["numSourceRows"], m["numTargetRowsInserted"], m["numTargetRowsMatchedUpdated"],
+            m["numTargetRowsNotMatchedBySourceUpdated"], m["numTargetRowsUpdated"], m["numTargetRowsDeleted"]) == \
+        (2, 1, 1, 1, 2, 0)
+    assert m["numOutputRows"] == m["numTargetRowsInserted"] + m["numTargetRowsUpdated"] + m["numTargetRowsCopied"]
+    assert m["numOutputRows"] == sum(json.loads(a["stats"])["numRecords"] for a in added)
+    assert (m["numTargetFilesAdded"], m["numTargetFilesRemoved"]) == (len(added), len(removed))
+    assert m["numTargetBytesAdded"] == sum(a["size"] for a in added)
 
 
 def test_merge_runs_the_first_clause_whose_condition_holds(spark, store):
@@ -313,6 +327,39 @@ def test_merge_runs_the_first_clause_whose_condition_holds(spark, store):
         ("f2", "open", 222, None, None, "r2"),
         ("f6", "new", 1200, None, None, None),
     ])
+    raw, _, _ = delta_log_commit(store.location("t_findings"), 2)
+    m = {k: int(v) for k, v in raw["operationMetrics"].items()}
+    assert raw["operation"] == "MERGE"
+    assert (m["numSourceRows"], m["numTargetRowsMatchedDeleted"], m["numTargetRowsMatchedUpdated"],
+            m["numTargetRowsInserted"], m["numTargetRowsNotMatchedBySourceDeleted"], m["numTargetRowsDeleted"]) == \
+        (4, 1, 1, 1, 1, 2)  # f1 deleted, f2 updated, f6 inserted (f5 is not), resolved f3 deleted
+    assert json.loads(raw["operationParameters"]["matchedPredicates"]) == [
+        {"actionType": "delete", "predicate": "s.bytes = 0"}, {"actionType": "update"}]
+
+
+def delta_log_commit(location, version):
+    """The commitInfo, add and remove actions of one commit file of the table's _delta_log, read as JSON."""
+    with open(os.path.join(location, "_delta_log", f"{version:020d}.json"), encoding="utf-8") as handle:
+        actions = [json.loads(line) for line in handle if line.strip()]
+    (info,) = [a["commitInfo"] for a in actions if "commitInfo" in a]
+    return info, [a["add"] for a in actions if "add" in a], [a["remove"] for a in actions if "remove" in a]
+
+
+def test_merge_commits_are_merge_in_delta_rs_history(spark, store):
+    """delta-rs' own ``DeltaTable.history()`` (DESCRIBE HISTORY) reads MERGE, and the table stays readable
+    by delta-rs and by a second MERGE built on it."""
+    from deltalake import DeltaTable
+
+    store.append("t_findings", findings(spark, BASE_FINDINGS), run_id="r1")
+    for run in ("r2", "r3"):
+        source = findings(spark, [("f1", "open", 1 if run == "r2" else 2, ts(2024, 1, 2), None, run)])
+        store.merge("t_findings", source, run_id=run).when_matched_update_all().execute()
+    history = DeltaTable(store.location("t_findings")).history()
+    assert [h["operation"] for h in history][:2] == ["MERGE", "MERGE"]
+    assert [json.loads(h["userMetadata"])["run_id"] for h in history[:2]] == ["r3", "r2"]
+    rows = sorted(DeltaTable(store.location("t_findings")).to_pyarrow_table().to_pylist(),
+                  key=lambda r: r["finding_id"])
+    assert [(r["finding_id"], r["bytes"]) for r in rows] == [("f1", 2), ("f2", 200), ("f3", 300)]
 
 
 def test_merge_into_a_missing_table_creates_it(spark, store):
