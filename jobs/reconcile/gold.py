@@ -79,8 +79,6 @@ def known_capture_times(store, cluster_id: Optional[str]) -> Tuple[datetime, ...
     """Capture times the cluster already had, sorted: gold_run_summary's rows plus every time gold_findings
     holds for the cluster (first_seen, last_seen, resolved_at: a capture whose run died before its summary row
     still counts when it left a trace in the findings). One small aggregate query per table."""
-    from pyspark.sql import functions as SF
-
     times = set()
     where = _same_cluster(cluster_id)
     if store.exists("gold_run_summary"):
@@ -88,7 +86,7 @@ def known_capture_times(store, cluster_id: Optional[str]) -> Tuple[datetime, ...
                   .collect() if r[0] is not None}
     if store.exists("gold_findings"):
         cluster = store.read("gold_findings").where(where)
-        stamps = cluster.select(SF.explode(SF.array("first_seen", "last_seen", "resolved_at")).alias("t"))
+        stamps = cluster.select(F.explode(F.array("first_seen", "last_seen", "resolved_at")).alias("t"))
         times |= {r[0] for r in stamps.where("t IS NOT NULL").distinct().collect()}
     return tuple(sorted(_utc(t) for t in times))
 

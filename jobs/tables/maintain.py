@@ -53,7 +53,7 @@ def maintain_table(uri: str, retention_hours: float, dry_run: bool = False) -> D
 def main(argv: Optional[List[str]] = None) -> int:
     from deltalake import DeltaTable
 
-    from jobs.config import ConfigError, load_config
+    from jobs.config import ConfigError
     from jobs.settings import Settings
 
     from . import registry
@@ -65,7 +65,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        storage = Settings.from_config(load_config(conf_file=args.conf, overrides=args.set)).storage
+        storage = Settings.load(args.conf, args.set).storage
         locator = TableLocator(storage.root, storage.catalog, storage.schema)
     except (ConfigError, ValueError) as exc:
         print(f"kafka-recon maintain: {exc}", file=sys.stderr)

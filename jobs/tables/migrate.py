@@ -64,7 +64,7 @@ def rewrite_table(spec: TableSpec, uri: str) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    from jobs.config import ConfigError, load_config
+    from jobs.config import ConfigError
     from jobs.settings import Settings
 
     from . import registry
@@ -76,7 +76,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        storage = Settings.from_config(load_config(conf_file=args.conf, overrides=args.set)).storage
+        storage = Settings.load(args.conf, args.set).storage
         locator = TableLocator(storage.root, storage.catalog, storage.schema)
     except (ConfigError, ValueError) as exc:
         print(f"kafka-recon migrate: {exc}", file=sys.stderr)
