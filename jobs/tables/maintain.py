@@ -53,31 +53,19 @@ def maintain_table(uri: str, retention_hours: float, dry_run: bool = False) -> D
 def main(argv: Optional[List[str]] = None) -> int:
     from deltalake import DeltaTable
 
-    from jobs.config import ConfigError
-    from jobs.settings import Settings
-
     from . import registry
-    from .delta_store import TableLocator
+    from .command_setup import path_tables
     from .embedded_log import table_paths
 
     try:
         args = parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:
         return int(exc.code or 0)
-    try:
-        storage = Settings.load(args.conf, args.set).storage
-        locator = TableLocator(storage.root, storage.catalog, storage.schema)
-    except (ConfigError, ValueError) as exc:
-        print(f"kafka-recon maintain: {exc}", file=sys.stderr)
-        return 2
-    if locator.uses_catalog:
-        print("kafka-recon maintain: storage.catalog is set; run OPTIMIZE / VACUUM on the catalog tables "
-              "(or enable predictive optimization) where Delta's jars run", file=sys.stderr)
-        return 2
-    unknown = sorted(set(args.table) - set(registry.TABLES))
-    if unknown:
-        print(f"kafka-recon maintain: --table {unknown}: not tables of the registry", file=sys.stderr)
-        return 2
+    found = path_tables("maintain", args.conf, args.set, "run OPTIMIZE / VACUUM on the catalog tables (or enable "
+                        "predictive optimization) where Delta's jars run", args.table, "--table")
+    if isinstance(found, int):
+        return found
+    storage, locator = found
     for name in args.table or list(registry.TABLES):
         uri = table_paths(locator.locate(name)).delta_uri
         if not DeltaTable.is_deltatable(uri):

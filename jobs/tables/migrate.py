@@ -64,32 +64,19 @@ def rewrite_table(spec: TableSpec, uri: str) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    from jobs.config import ConfigError
-    from jobs.settings import Settings
-
     from . import registry
-    from .delta_store import TableLocator
+    from .command_setup import path_tables
     from .embedded_log import evolve_table, schema_plan, table_paths, unfixable_problems
 
     try:
         args = parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:
         return int(exc.code or 0)
-    try:
-        storage = Settings.load(args.conf, args.set).storage
-        locator = TableLocator(storage.root, storage.catalog, storage.schema)
-    except (ConfigError, ValueError) as exc:
-        print(f"kafka-recon migrate: {exc}", file=sys.stderr)
-        return 2
-    if locator.uses_catalog:
-        print("kafka-recon migrate: storage.catalog is set; migrate catalog tables with ALTER TABLE where "
-              "Delta's jars run", file=sys.stderr)
-        return 2
-    unknown = sorted(set(args.rewrite) - set(registry.TABLES))
-    if unknown:
-        print(f"kafka-recon migrate: --rewrite {unknown}: not tables of the registry {sorted(registry.TABLES)}",
-              file=sys.stderr)
-        return 2
+    found = path_tables("migrate", args.conf, args.set, "migrate catalog tables with ALTER TABLE where Delta's jars "
+                        "run", args.rewrite, "--rewrite")
+    if isinstance(found, int):
+        return found
+    storage, locator = found
     from deltalake import DeltaTable
 
     remaining = 0

@@ -9,8 +9,9 @@ TESTS=(tests/spark/test_reconcile_devsample.py tests/spark/test_reconcile_real_p
        tests/spark/test_reconcile_zk_checks.py tests/spark/test_ingest_zk.py tests/integration/test_nightly_devsample.py)
 for combo in "$@"; do
   IFS=: read -r py spark pins <<<"$combo"
-  base=$(command -v "python$py" || true)
-  [ -n "$base" ] || base="$(pyenv prefix "$py" 2>/dev/null)/bin/python$py"
+  # pyenv's versions first: its shim for a version that is not global answers "command not found"
+  base="$(pyenv prefix "$py" 2>/dev/null)/bin/python$py"
+  [ -x "$base" ] || base=$(command -v "python$py")
   venv=".venv-matrix/py$py-spark$spark"
   echo "== matrix: Python $py, Spark $spark ${pins:+(pins: $pins)}"
   [ -x "$venv/bin/python" ] || "$base" -m venv "$venv"

@@ -125,7 +125,7 @@ def test_nightly_builds_the_settings_once_and_hands_them_to_the_pipeline(monkeyp
 
 JOBS = Path(__file__).resolve().parents[2] / "jobs"
 ENTRY_POINTS = {"nightly.py", "notebook_support.py", "spark_session.py",  # get_spark(None): conf/*.yaml + environment
-                "engine/class_archive_build.py", "tables/maintain.py", "tables/migrate.py"}
+                "engine/class_archive_build.py", "tables/command_setup.py"}
 
 
 def _modules():
