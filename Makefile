@@ -62,8 +62,8 @@ fuzz: $(STAMP)
 	$(PY) -m tests.fuzz.run_fuzz --executions 1000000
 
 # The real captures' truth and the demo nightly on the versions users run besides the pinned ones: Spark 3.5 on
-# Python 3.11 with Databricks 15.4 LTS's pandas/pyarrow/numpy, Spark 4.0 on Python 3.12 (17.3 LTS); CI runs it
-MATRIX ?= 3.11:3.5.7:pandas==1.5.3,pyarrow==14.0.1,numpy==1.23.5 3.12:4.0.1
+# Python 3.11 with Databricks 15.4 LTS's pandas/pyarrow/numpy, Spark 4.0 on Python 3.12 with pandas 2.2 (17.3 LTS); CI runs it
+MATRIX ?= 3.11:3.5.9:pandas==1.5.3,pyarrow==14.0.1,numpy==1.23.5 3.12:4.0.1:pandas==2.2.3
 matrix: $(STAMP) java
 	bash tests/matrix/run.sh $(MATRIX)
 
