@@ -242,6 +242,10 @@ class _FakeSpark:
     def __init__(self, conf=None, tables=()):
         self.conf = _Conf(conf)
         self.catalog = _FakeCatalog(set(tables))
+        self.statements = []
+
+    def sql(self, text):
+        self.statements.append(text)
 
 
 def test_merge_maps_every_clause_onto_delta_sparks_builder():
@@ -327,8 +331,12 @@ def test_replace_slice_is_an_overwrite_with_replace_where():
 
 def test_append_to_a_catalog_table_and_create_with_the_registry_schema():
     log = []
-    backend = DeltaSparkBackend(_FakeSpark(), delta_table_cls=_fake_delta_table(log))
+    spark = _FakeSpark()
+    backend = DeltaSparkBackend(spark, delta_table_cls=_fake_delta_table(log))
     backend.append(EVENTS, "main.kr.t_events", _FakeSource(log), "r1")
+    # a first run into a new Unity Catalog schema creates it, once
+    backend.append(EVENTS, "main.kr.t_events", _FakeSource([]), "r2")
+    assert spark.statements == ["CREATE SCHEMA IF NOT EXISTS `main`.`kr`"]
     created = [c for c in log if c[0] in ("tableName", "addColumn", "partitionedBy", "comment")]
     assert created[0] == ("tableName", ("main.kr.t_events",), {})
     assert [c[1][0] for c in created if c[0] == "addColumn"] == list(EVENTS.column_names)
