@@ -150,11 +150,10 @@ def rebind(df, session):
     if df.sparkSession is session:
         return df
     jvm_view = session._jvm
-    dataset = getattr(jvm_view, "org.apache.spark.sql.classic.Dataset", None)
-    try:
-        dataset.ofRows  # noqa: B018 - 4.x keeps Dataset in ...sql.classic
-    except Exception:  # noqa: BLE001 - 3.5: org.apache.spark.sql.Dataset
-        dataset = jvm_view.org.apache.spark.sql.Dataset
+    # 4.x keeps the classic Dataset in ...sql.classic; 3.5 in ...sql (py4j names a missing class as a package, so
+    # the release decides, not a look-up)
+    name = "org.apache.spark.sql.Dataset" if session.version.startswith("3.") else "org.apache.spark.sql.classic.Dataset"
+    dataset = getattr(jvm_view, name)
     return classic_dataframe_class()(dataset.ofRows(session._jsparkSession, df._jdf.logicalPlan()), session)
 
 
