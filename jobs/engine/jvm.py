@@ -36,26 +36,29 @@ def is_classic(spark) -> bool:
     return getattr(spark, "_jsparkSession", None) is not None and getattr(spark, "_jvm", None) is not None
 
 
+try:
+    from pyspark.sql.utils import is_remote as _is_remote
+except Exception:  # noqa: BLE001 - a PySpark without Connect
+    def _is_remote() -> bool:
+        return False
+try:
+    from pyspark import SparkContext as _SparkContext
+except Exception:  # noqa: BLE001 - pyspark-client ships no py4j
+    _SparkContext = None
+
+
 def connect_mode() -> bool:
     """Whether PySpark runs this process as a Spark Connect client (``SPARK_CONNECT_MODE_ENABLED``, set when a
     Connect session is built; ``pyspark-client``): its ``functions`` then build Connect's Columns. A local Connect
     server (``SPARK_REMOTE=local``) runs a classic SparkContext in this same process, for the server's use."""
-    try:
-        from pyspark.sql.utils import is_remote
-    except Exception:  # noqa: BLE001
-        return False
-    return bool(is_remote())
+    return bool(_is_remote())
 
 
 def classic_context():
     """This process's classic SparkContext for the job's own use, or None (none started, or a Connect client)."""
-    if connect_mode():
+    if _SparkContext is None or _is_remote():
         return None
-    try:
-        from pyspark import SparkContext
-    except Exception:  # noqa: BLE001 - pyspark-client ships no py4j
-        return None
-    return getattr(SparkContext, "_active_spark_context", None)
+    return _SparkContext._active_spark_context
 
 
 def master_of(spark) -> Optional[str]:
