@@ -88,12 +88,12 @@ def test_joins_of_materialized_frames_shuffle_nothing_in_the_small_profile(spark
 
 
 def test_the_partition_count_of_a_frame_that_is_no_checkpoint_comes_from_the_frame(spark):
-    """The fallback of ``_partitions`` for a plan without an RDD of its own (a runtime whose checkpoint plans
+    """The fallback of ``jobs.engine.jvm.partitions`` for a plan without an RDD of its own (a runtime whose checkpoint plans
     differ): the same count the frame's RDD gives."""
-    from jobs.reconcile.frames import _partitions
+    from jobs.engine.jvm import partitions
 
     df = spark.range(0, 40, 1, 4)
-    assert _partitions(df) == 4 == df.rdd.getNumPartitions()
+    assert partitions(df) == 4 == df.rdd.getNumPartitions()
 
 
 def test_conforming_a_frame_to_a_spec_records_no_sql_execution(spark):
