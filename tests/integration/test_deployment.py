@@ -100,8 +100,10 @@ def _submit(spark_submit: Path, cluster: dict, script: str, extra: list, executo
                "--conf", f"spark.pyspark.driver.python={driver_python}",
                "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
                "--conf", "spark.log.level=WARN", *extra, script, *nightly_args(capture, base)]
+    # as from an activated venv: spark-submit finds its Spark home through the python on PATH
+    path = f"{spark_submit.parent}{os.pathsep}{os.environ.get('PATH', '')}"
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=2400,
-                          env=clean_env(SPARK_LOCAL_IP="127.0.0.1"))
+                          env=clean_env(SPARK_LOCAL_IP="127.0.0.1", PATH=path))
 
 
 def _assert_ran_on_the_cluster(proc, cluster: dict, before: set) -> None:
