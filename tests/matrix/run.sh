@@ -11,7 +11,10 @@ for combo in "$@"; do
   IFS=: read -r py spark pins <<<"$combo"
   # pyenv's versions first: its shim for a version that is not global answers "command not found"
   base="$(pyenv prefix "$py" 2>/dev/null)/bin/python$py"
+  [ -x "$base" ] || base=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$py"*/bin/"python$py" 2>/dev/null | tail -n 1)
   [ -x "$base" ] || base=$(command -v "python$py")
+  "$base" -c "import sys; assert sys.version_info[:2] == tuple(map(int, '$py'.split('.')))" \
+    || { echo "matrix: no Python $py found (pyenv install $py)"; exit 1; }
   venv=".venv-matrix/py$py-spark$spark"
   echo "== matrix: Python $py, Spark $spark ${pins:+(pins: $pins)}"
   [ -x "$venv/bin/python" ] || "$base" -m venv "$venv"
